@@ -1,0 +1,50 @@
+"""The admin: a read-only audit trail of every event, and API token management."""
+
+from django.contrib import admin
+from django.utils import timezone
+
+from .models import ApiToken, Event
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = ["timestamp", "session", "seq", "type", "actor", "note_or_reason"]
+    list_filter = ["type", "actor", ("timestamp", admin.DateFieldListFilter)]
+    search_fields = ["session", "note", "reason", "title"]
+    date_hierarchy = "timestamp"
+    ordering = ["-timestamp", "-id"]
+    list_per_page = 100
+    show_full_result_count = False
+
+    @admin.display(description="note / reason")
+    def note_or_reason(self, event):
+        return event.reason if event.reason is not None else (event.note or event.title or "")
+
+    # An audit view: nobody, superusers included, may add, change or delete events.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "prefix", "user__username"]
+    readonly_fields = ["user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    # Tokens are made by `manage.py create_token`, which shows the secret once.
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} token(s).")

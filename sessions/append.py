@@ -1,0 +1,222 @@
+"""The only writes there are: `append_event` for every surface, `import_stream` for JSONL.
+
+Both check events against the vocabulary and the transition table before inserting, and
+both insert inside one transaction that holds the session's stream against other
+writers: SQLite takes its write lock when the transaction begins (IMMEDIATE), PostgreSQL
+takes a per-session advisory lock. The unique (session, seq) constraint remains the last
+line of defence; a violation there means another writer won a race, and we retry.
+"""
+
+import secrets
+from dataclasses import dataclass
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from . import projections, vocabulary
+from .models import Event
+
+ACT_ON_ANY_SESSION = "tower.act_on_any_session"
+IDEMPOTENCY_KEY_MAX = 255
+_ATTEMPTS = 20
+
+
+class AppendError(Exception):
+    """Base of every refusal. `status_code` and `code` say how surfaces report it."""
+
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, detail):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class InvalidEvent(AppendError):
+    """The input breaks the vocabulary. `errors` maps each field to what is wrong with it."""
+
+    def __init__(self, errors):
+        self.errors = errors
+        detail = "; ".join(f"{name} {problem}" for name, problem in errors.items())
+        super().__init__(f"Invalid event: {detail}.")
+
+
+class Forbidden(AppendError):
+    status_code = 403
+    code = "forbidden"
+
+
+class UnknownSession(AppendError):
+    status_code = 404
+    code = "not_found"
+
+    def __init__(self, session_id):
+        super().__init__(f"There is no session {session_id!r}.")
+
+
+class Conflict(AppendError):
+    """Refused because of the stream's current state; `seq` and `status` describe it."""
+
+    status_code = 409
+
+    def __init__(self, code, detail, session_id, status, seq):
+        super().__init__(detail)
+        self.code = code
+        self.session_id = session_id
+        self.status = status
+        self.seq = seq
+
+
+@dataclass(frozen=True)
+class Appended:
+    event: Event
+    created: bool  # False when an idempotency key repeated an earlier append
+
+
+def new_session_id():
+    return secrets.token_hex(6)
+
+
+def may_act(user, session_owner):
+    """Whether `user` may append to a session owned by `session_owner`."""
+    if not user.is_authenticated:
+        return False
+    return user.get_username() == session_owner or user.has_perm(ACT_ON_ANY_SESSION)
+
+
+def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key):
+    errors = {}
+    problem = vocabulary.session_id_error(session_id)
+    if problem:
+        errors["session"] = problem
+    errors.update(vocabulary.field_errors(event_type, fields))
+    if expected_seq is not None and (
+        isinstance(expected_seq, bool) or not isinstance(expected_seq, int) or expected_seq < 0
+    ):
+        errors["expected_seq"] = "must be a whole number of at least 0"
+    if idempotency_key is not None:
+        problem = vocabulary.text_error(idempotency_key, IDEMPOTENCY_KEY_MAX)
+        if problem:
+            errors["idempotency_key"] = problem
+    if errors:
+        raise InvalidEvent(errors)
+
+
+def _hold_stream(session_id):
+    """Serialise writers of one stream (PostgreSQL; SQLite's IMMEDIATE already does)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [session_id])
+
+
+def _stream(session_id):
+    return Event.objects.filter(session=session_id).records()
+
+
+def append_event(
+    session_id,
+    event_type,
+    fields,
+    *,
+    user,
+    expected_seq=None,
+    idempotency_key=None,
+    now=None,
+):
+    """Append one event to a session's stream, or raise an `AppendError` and write nothing.
+
+    `fields` holds the type's own fields (title, reason, note); `expected_seq` is the last
+    seq the caller saw; a repeated `idempotency_key` returns the event it first appended.
+    """
+    fields = {name: value for name, value in fields.items() if value is not None}
+    _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
+    if not user.is_authenticated:
+        raise Forbidden("Sign in to append events.")
+    args = (session_id, event_type, fields, user, expected_seq, idempotency_key, now)
+    for _ in range(_ATTEMPTS - 1):
+        try:
+            return _append_in_transaction(*args)
+        except IntegrityError:
+            continue  # another writer took this seq first: read the new tail, try again
+    return _append_in_transaction(*args)
+
+
+def _append_in_transaction(session_id, *args):
+    with transaction.atomic():
+        _hold_stream(session_id)
+        return _append_to_stream(session_id, *args)
+
+
+def _append_to_stream(session_id, event_type, fields, user, expected_seq, idempotency_key, now):
+    if idempotency_key is not None:
+        earlier = Event.objects.filter(session=session_id, idempotency_key=idempotency_key).first()
+        if earlier is not None:
+            return Appended(earlier, created=False)
+    events = _stream(session_id)
+    status = projections.status(events)
+    seq = events[-1].seq if events else 0
+    if not events and event_type != vocabulary.START:
+        raise UnknownSession(session_id)
+    if events and event_type == vocabulary.START:
+        raise Conflict(
+            "session_exists",
+            f"A session with the id {session_id!r} already exists.",
+            session_id,
+            status,
+            seq,
+        )
+    if events and not may_act(user, projections.owner(events)):
+        raise Forbidden(
+            f"Only the session's owner ({projections.owner(events)}) or someone allowed "
+            "to act on any session may change it."
+        )
+    if expected_seq is not None and expected_seq != seq:
+        raise Conflict(
+            "stale_expected_seq",
+            f"The session moved on: you expected seq {expected_seq}, but it is at seq {seq}.",
+            session_id,
+            status,
+            seq,
+        )
+    problem = vocabulary.transition_error(event_type, status)
+    if problem:
+        raise Conflict("transition_not_allowed", f"Refused: {problem}.", session_id, status, seq)
+    now = now or timezone.now()
+    timestamp = max(now, events[-1].timestamp) if events else now
+    event = Event(
+        session=session_id,
+        seq=seq + 1,
+        type=event_type,
+        timestamp=timestamp,
+        actor=user.get_username(),
+        idempotency_key=idempotency_key,
+        **fields,
+    )
+    event.save()
+    return Appended(event, created=True)
+
+
+class StreamMismatch(AppendError):
+    code = "exists_differently"
+    status_code = 409
+
+
+def import_stream(session_id, records):
+    """Store a whole validated stream (from JSONL) in one transaction.
+
+    Returns True when written, False when the session already holds exactly these
+    events; raises `StreamMismatch` when it holds different ones.
+    """
+    records = list(records)
+    with transaction.atomic():
+        _hold_stream(session_id)
+        existing = _stream(session_id)
+        if existing:
+            if existing == records:
+                return False
+            raise StreamMismatch(
+                f"Session {session_id!r} already exists with different events "
+                f"({len(existing)} stored, {len(records)} in the file)."
+            )
+        Event.objects.bulk_create(Event(**record._asdict()) for record in records)
+    return True

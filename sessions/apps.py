@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class TowerConfig(AppConfig):
+    # The label "sessions" belongs to django.contrib.sessions.
+    name = "sessions"
+    label = "tower"
+    verbose_name = "Control Tower"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,122 @@
+"""The event table, which only ever grows, and the API tokens that let agents append to it."""
+
+from django.conf import settings
+from django.db import models
+
+from . import vocabulary
+from .projections import EventRecord
+
+
+class ImmutableEventError(Exception):
+    """Raised on any attempt to change or remove a stored event."""
+
+    def __init__(self, action):
+        super().__init__(f"Events are immutable: {action} is not allowed.")
+
+
+class EventQuerySet(models.QuerySet):
+    """Reading and inserting only; every bulk write path raises."""
+
+    def update(self, **kwargs):
+        raise ImmutableEventError("update()")
+
+    def delete(self):
+        raise ImmutableEventError("delete()")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise ImmutableEventError("bulk_update()")
+
+    def records(self):
+        """The events as `EventRecord`s in stream order, without building model instances."""
+        rows = self.order_by("session", "seq").values_list(*EventRecord._fields)
+        return [EventRecord(*row) for row in rows]
+
+
+EventManager = models.Manager.from_queryset(EventQuerySet)
+
+
+class Event(models.Model):
+    session = models.CharField(max_length=vocabulary.SESSION_ID_MAX)
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=16, choices=[(t, t) for t in vocabulary.EVENT_TYPES])
+    timestamp = models.DateTimeField()
+    # The actor's username as text, never a foreign key: deleting or renaming a user
+    # must leave history as it was, and imported actors need no user row.
+    actor = models.CharField(max_length=vocabulary.ACTOR_MAX)
+    title = models.CharField(max_length=vocabulary.MAX_LENGTH["title"], null=True, blank=True)
+    reason = models.TextField(max_length=vocabulary.MAX_LENGTH["reason"], null=True, blank=True)
+    note = models.TextField(max_length=vocabulary.MAX_LENGTH["note"], null=True, blank=True)
+    idempotency_key = models.CharField(max_length=255, null=True, blank=True)
+
+    objects = EventManager()
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="tower_event_session_seq"),
+            models.UniqueConstraint(
+                fields=["session", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="tower_event_session_idempotency_key",
+            ),
+        ]
+        indexes = [
+            # The board finds open sessions as "started and not closed" from these two
+            # small partial indexes, without reading any closed session's events.
+            models.Index(
+                fields=["session"],
+                condition=models.Q(type=vocabulary.START),
+                name="tower_event_starts",
+            ),
+            models.Index(
+                fields=["session"],
+                condition=models.Q(type=vocabulary.CLOSE),
+                name="tower_event_closes",
+            ),
+            models.Index(fields=["actor"], name="tower_event_actor"),
+            models.Index(fields=["timestamp"], name="tower_event_timestamp"),
+        ]
+        permissions = [("act_on_any_session", "Can act on any session")]
+
+    def __str__(self):
+        return f"{self.session}#{self.seq} {self.type}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableEventError("saving an existing event")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableEventError("delete()")
+
+    @property
+    def own_fields(self):
+        """The type's own fields that are set, in vocabulary order."""
+        fields = {}
+        for name in vocabulary.FIELDS.get(self.type, ()):
+            value = getattr(self, name)
+            if value is not None:
+                fields[name] = value
+        return fields
+
+
+class ApiToken(models.Model):
+    """A bearer token acting as its user. Only a hash and a short prefix are stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, db_index=True)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API token"
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…) of {self.user}"

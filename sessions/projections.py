@@ -1,0 +1,129 @@
+"""Every fact about a session, derived from its events. Pure: no Django, no clock, no I/O.
+
+Each function takes the session's events in stream (`seq`) order. An event is anything
+with the attributes `seq`, `type`, `timestamp`, `actor`, `title`, `reason` and `note`
+(model instances and `EventRecord` alike). Imported logs can be odd, so nothing here
+raises on a history the append function would have refused.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from .vocabulary import ACTIVE, BLOCK, CLOSE, START, STATUS_AFTER, UNBLOCK
+
+
+class EventRecord(NamedTuple):
+    session: str
+    seq: int
+    type: str
+    timestamp: datetime
+    actor: str
+    title: str | None = None
+    reason: str | None = None
+    note: str | None = None
+
+
+def status(events):
+    """The status the last transition left, or None for an empty stream."""
+    current = None
+    for event in events:
+        current = STATUS_AFTER.get(event.type, current)
+    return current
+
+
+def blockers(events):
+    """Every block with no later unblock, oldest first."""
+    open_blocks = []
+    for event in events:
+        if event.type == BLOCK:
+            open_blocks.append(event)
+        elif event.type == UNBLOCK:
+            open_blocks = []
+    return open_blocks
+
+
+def note_of(event):
+    """The note an event carries (a block's reason), or None if it bears none."""
+    return event.reason if event.type == BLOCK else event.note
+
+
+def next_action(events):
+    """The note of the most recent note-bearing event, or None."""
+    for event in reversed(events):
+        note = note_of(event)
+        if note:
+            return note
+    return None
+
+
+def _first_start(events):
+    return next((event for event in events if event.type == START), None)
+
+
+def owner(events):
+    start = _first_start(events)
+    return start.actor if start else None
+
+
+def title(events):
+    start = _first_start(events)
+    return start.title if start else None
+
+
+def opened_at(events):
+    start = _first_start(events)
+    return start.timestamp if start else None
+
+
+def last_event_at(events):
+    return events[-1].timestamp if events else None
+
+
+def closed_at(events):
+    """When the session was closed, or None while it is not closed."""
+    if not events or events[-1].type != CLOSE:
+        return None
+    return events[-1].timestamp
+
+
+def is_stale(events, now, threshold):
+    """Active, and quiet for longer than `threshold` (a timedelta) at `now`."""
+    if not events or status(events) != ACTIVE:
+        return False
+    return now - events[-1].timestamp > threshold
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What every surface shows of a session."""
+
+    id: str
+    title: str | None
+    owner: str | None
+    status: str | None
+    stale: bool
+    blockers: list = field(default_factory=list)
+    next_action: str | None = None
+    opened_at: datetime | None = None
+    last_event_at: datetime | None = None
+    closed_at: datetime | None = None
+    seq: int = 0
+
+
+def session_view(session_id, events, now, threshold=timedelta(minutes=30)):
+    """All projections of one session's events at `now`."""
+    events = list(events)
+    return SessionView(
+        id=session_id,
+        title=title(events),
+        owner=owner(events),
+        status=status(events),
+        stale=is_stale(events, now, threshold),
+        blockers=blockers(events),
+        next_action=next_action(events),
+        opened_at=opened_at(events),
+        last_event_at=last_event_at(events),
+        closed_at=closed_at(events),
+        seq=events[-1].seq if events else 0,
+    )

@@ -1,0 +1,129 @@
+"""Concurrent appends from threads and processes lose nothing and duplicate nothing."""
+
+import multiprocessing
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+
+from sessions.append import append_event
+from sessions.models import Event
+from sessions.vocabulary import START
+from tests.workers import append_blocks, process_main
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+THREADS = 8
+PROCESSES = 4
+
+
+@pytest.fixture
+def database_url():
+    """The URL of the test database, for processes that connect on their own."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def start_sessions(lead):
+    def start(*session_ids):
+        for session_id in session_ids:
+            append_event(session_id, START, {"title": session_id}, user=lead)
+
+    return start
+
+
+def in_threads(jobs, barrier=None):
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(append_blocks, *job, barrier=barrier) for job in jobs]
+        return [outcome for future in futures for outcome in future.result()]
+
+
+def in_processes(database_url, jobs, barrier_parties=None):
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    barrier = context.Barrier(barrier_parties) if barrier_parties else None
+    processes = [
+        context.Process(target=process_main, args=(database_url, queue, job, barrier))
+        for job in jobs
+    ]
+    for process in processes:
+        process.start()
+    results = [queue.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=30)
+    errors = [result for result in results if isinstance(result, str)]
+    assert not errors, errors[0]
+    return [outcome for result in results for outcome in result]
+
+
+def assert_stored_exactly_once(outcomes, session_ids):
+    stored = {(session, seq, reason) for kind, session, seq, reason in outcomes if kind == "stored"}
+    assert len(stored) == sum(1 for outcome in outcomes if outcome[0] == "stored")
+    rows = Event.objects.filter(session__in=session_ids, type="session_block")
+    assert set(rows.values_list("session", "seq", "reason")) == stored
+    for session_id in session_ids:
+        seqs = list(Event.objects.filter(session=session_id).values_list("seq", flat=True))
+        assert seqs == list(range(1, len(seqs) + 1))
+
+
+def reasons(worker, count):
+    return [f"w{worker}-{n}" for n in range(count)]
+
+
+def test_threads_appending_to_one_session_lose_and_duplicate_nothing(start_sessions):
+    start_sessions("shared")
+    outcomes = in_threads([("lead", "shared", reasons(w, 25)) for w in range(THREADS)])
+    assert all(kind == "stored" for kind, *_ in outcomes)
+    assert_stored_exactly_once(outcomes, ["shared"])
+    assert Event.objects.filter(session="shared").count() == 1 + THREADS * 25
+
+
+def test_threads_appending_to_many_sessions_lose_and_duplicate_nothing(start_sessions):
+    sessions = [f"s{n}" for n in range(4)]
+    start_sessions(*sessions)
+    jobs = [("lead", sessions[w % 4], reasons(w, 20)) for w in range(THREADS)]
+    outcomes = in_threads(jobs)
+    assert all(kind == "stored" for kind, *_ in outcomes)
+    assert_stored_exactly_once(outcomes, sessions)
+
+
+def test_processes_appending_to_one_session_lose_and_duplicate_nothing(
+    start_sessions, database_url
+):
+    start_sessions("shared")
+    outcomes = in_processes(database_url, [("lead", "shared", reasons(w, 30)) for w in range(4)])
+    assert all(kind == "stored" for kind, *_ in outcomes)
+    assert_stored_exactly_once(outcomes, ["shared"])
+    assert Event.objects.filter(session="shared").count() == 1 + PROCESSES * 30
+
+
+def test_processes_appending_to_many_sessions_lose_and_duplicate_nothing(
+    start_sessions, database_url
+):
+    sessions = ["p0", "p1"]
+    start_sessions(*sessions)
+    jobs = [("lead", sessions[w % 2], reasons(w, 30)) for w in range(PROCESSES)]
+    outcomes = in_processes(database_url, jobs)
+    assert all(kind == "stored" for kind, *_ in outcomes)
+    assert_stored_exactly_once(outcomes, sessions)
+
+
+def test_threads_racing_on_one_expected_seq_give_exactly_one_winner(start_sessions):
+    start_sessions("race")
+    barrier = threading.Barrier(THREADS)
+    jobs = [("lead", "race", [f"w{w}"], 1) for w in range(THREADS)]
+    outcomes = in_threads(jobs, barrier=barrier)
+    assert sorted(kind for kind, *_ in outcomes) == ["conflict"] * (THREADS - 1) + ["stored"]
+    assert_stored_exactly_once(outcomes, ["race"])
+
+
+def test_processes_racing_on_one_expected_seq_give_exactly_one_winner(start_sessions, database_url):
+    start_sessions("race")
+    jobs = [("lead", "race", [f"w{w}"], 1) for w in range(PROCESSES)]
+    outcomes = in_processes(database_url, jobs, barrier_parties=PROCESSES)
+    assert sorted(kind for kind, *_ in outcomes) == ["conflict"] * (PROCESSES - 1) + ["stored"]
+    assert_stored_exactly_once(outcomes, ["race"])

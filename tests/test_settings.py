@@ -1,0 +1,61 @@
+"""Configuration from the environment, and production-mode safety."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(*args, **env):
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    clean["DJANGO_SETTINGS_MODULE"] = "controltower.settings"
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_mode_refuses_to_start_without_a_secret_key():
+    result = manage("check")
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+
+
+def test_debug_mode_starts_without_a_secret_key():
+    assert manage("check", DEBUG="1").returncode == 0
+
+
+def test_check_deploy_is_clean_in_production_mode():
+    result = manage(
+        "check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=secrets.token_urlsafe(60)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_stale_threshold_and_poll_interval_come_from_the_environment():
+    code = "from django.conf import settings as s; print(s.STALE_AFTER_MINUTES, s.POLL_SECONDS)"
+    result = manage(
+        "shell", "--no-imports", "-c", code, DEBUG="1", STALE_AFTER_MINUTES="45", POLL_SECONDS="9"
+    )
+    assert result.stdout.split() == ["45", "9"]
+
+
+def test_a_malformed_number_setting_is_a_clear_error():
+    result = manage("check", DEBUG="1", POLL_SECONDS="soon")
+    assert result.returncode != 0
+    assert "POLL_SECONDS must be a whole number" in result.stderr
+
+
+def test_database_url_selects_the_database():
+    code = "from django.db import connection; print(connection.vendor)"
+    url = "postgres://postgres@127.0.0.1:5432/postgres"
+    result = manage("shell", "--no-imports", "-c", code, DEBUG="1", DATABASE_URL=url)
+    assert result.stdout.strip() == "postgresql"
