@@ -48,7 +48,7 @@ test-postgres: $(VENV)/.dev-installed
 test-browser: $(VENV)/.dev-installed
 	DJANGO_ALLOW_ASYNC_UNSAFE=true $(PYTEST) tests/browser
 
-test: lint test-sqlite test-postgres
+test: lint test-sqlite test-postgres test-browser
 
 bench: $(VENV)/.dev-installed
 	$(PY) bench/run_all.py

@@ -8,3 +8,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("sessions.urls")),
 ]
+
+handler404 = "sessions.views.page_not_found"

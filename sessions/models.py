@@ -26,10 +26,16 @@ class EventQuerySet(models.QuerySet):
     def bulk_update(self, objs, fields, batch_size=None):
         raise ImmutableEventError("bulk_update()")
 
+    def _record_rows(self):
+        return self.order_by("session", "seq").values_list(*EventRecord._fields)
+
     def records(self):
         """The events as `EventRecord`s in stream order, without building model instances."""
-        rows = self.order_by("session", "seq").values_list(*EventRecord._fields)
-        return [EventRecord(*row) for row in rows]
+        return [EventRecord(*row) for row in self._record_rows()]
+
+    def iter_records(self, chunk_size=2000):
+        """Like `records`, streamed from the database in chunks (for exports)."""
+        return (EventRecord(*row) for row in self._record_rows().iterator(chunk_size=chunk_size))
 
 
 EventManager = models.Manager.from_queryset(EventQuerySet)

@@ -1,7 +1,197 @@
+"""The board, the session page and their forms. Requests append; pages are projections."""
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import defaults
+from django.views.decorators.http import require_GET, require_POST
+
+from . import api, reading, vocabulary
+from .append import AppendError, Conflict, InvalidEvent, append_event, may_act, new_session_id
+from .forms import ACTIONS, ActionForm, StartForm
+
+COLUMNS = (vocabulary.ACTIVE, vocabulary.BLOCKED, vocabulary.IN_REVIEW, vocabulary.CLOSED)
+
+
+@dataclass
+class Card:
+    """A session as the viewer sees it: its view and the actions open to them."""
+
+    view: object
+    forms: list = field(default_factory=list)
+    message: str | None = None
+
+
+def make_card(view, user, failed_form=None, message=None):
+    forms = []
+    if may_act(user, view.owner):
+        for action in ACTIONS.values():
+            if vocabulary.transition_error(action.event_type, view.status):
+                continue
+            if failed_form is not None and failed_form.action == action:
+                forms.append(failed_form)
+            else:
+                forms.append(ActionForm(action, view.id, initial={"expected_seq": view.seq}))
+    return Card(view, forms, message)
+
+
+def page_version():
+    """Changes when an event is appended, and once a minute so that ages and staleness
+    (which move with the clock alone) are re-rendered too."""
+    return f"{reading.version()}.{int(timezone.now().timestamp() // 60)}"
+
+
+def unchanged_poll(request):
+    return request.htmx and request.GET.get("since") == page_version()
+
+
+def board_filters(request):
+    mine = request.GET.get("mine") == "1"
+    return {
+        "mine": mine,
+        "owner": request.user.get_username() if mine else request.GET.get("owner", "").strip(),
+        "q": request.GET.get("q", "").strip(),
+    }
+
+
+def board_context(request, start_form=None):
+    filters = board_filters(request)
+    now = timezone.now()
+    since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
+    owner, text = filters["owner"] or None, filters["q"] or None
+    version = page_version()
+    ids = reading.open_session_ids(owner, text) + reading.closed_since_ids(since, owner, text)
+    views = sorted(
+        reading.session_views(ids, now).values(), key=lambda v: v.last_event_at, reverse=True
+    )
+    columns = {status: [] for status in COLUMNS}
+    for view in views:
+        columns[view.status].append(make_card(view, request.user))
+    query = request.GET.copy()
+    query.pop("since", None)
+    return {
+        "columns": [
+            {"status": status, "label": vocabulary.STATUS_LABELS[status], "cards": cards}
+            for status, cards in columns.items()
+        ],
+        "filters": filters,
+        "query": query.urlencode(),
+        "version": version,
+        "start_form": start_form or StartForm(),
+        "poll_seconds": settings.POLL_SECONDS,
+    }
 
 
 @login_required
+@require_GET
 def board(request):
-    return HttpResponse("Control Tower")
+    if unchanged_poll(request):
+        return HttpResponse(status=204)
+    context = board_context(request)
+    if request.htmx:
+        return render(request, "sessions/_columns.html", context)
+    return render(request, "sessions/board.html", context)
+
+
+@login_required
+@require_POST
+def start(request):
+    form = StartForm(request.POST)
+    if form.is_valid():
+        try:
+            append_event(new_session_id(), vocabulary.START, form.event_fields(), user=request.user)
+            return redirect("board")
+        except InvalidEvent as exc:
+            for name, problem in exc.errors.items():
+                form.add_error(name if name in form.fields else None, f"This {problem}.")
+    return render(request, "sessions/board.html", board_context(request, form), status=400)
+
+
+def session_context(request, session_id, failed_form=None, message=None):
+    view = reading.session_view(session_id)
+    if view is None:
+        raise Http404(f"There is no session {session_id!r}.")
+    return {
+        "card": make_card(view, request.user, failed_form, message),
+        "events": reading.session_events(session_id),
+        "version": page_version(),
+        "poll_seconds": settings.POLL_SECONDS,
+    }
+
+
+@login_required
+@require_GET
+def session_page(request, session_id):
+    if unchanged_poll(request):
+        return HttpResponse(status=204)
+    context = session_context(request, session_id)
+    if request.htmx:
+        return render(request, "sessions/_session_main.html", context)
+    return render(request, "sessions/session.html", context)
+
+
+def safe_next(request, session_id):
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        return target
+    return reverse("session", args=[session_id])
+
+
+@login_required
+@require_POST
+def act(request, session_id, slug):
+    """Append the action's event; re-show the card or page with what happened."""
+    action = ACTIONS.get(slug)
+    if action is None or reading.session_view(session_id) is None:
+        raise Http404("No such session or action.")
+    form = ActionForm(action, session_id, request.POST)
+    status, message, failed = 400, None, form
+    if form.is_valid():
+        try:
+            append_event(
+                session_id,
+                action.event_type,
+                form.event_fields(),
+                user=request.user,
+                expected_seq=form.cleaned_data["expected_seq"],
+            )
+            status, failed = 200, None
+        except InvalidEvent as exc:
+            for name, problem in exc.errors.items():
+                form.add_error(name if name in form.fields else None, f"This {problem}.")
+        except Conflict as exc:
+            status, failed = 409, None
+            message = f"Not done: someone else acted first. {exc.detail} This is the current state."
+        except AppendError as exc:
+            status, failed, message = exc.status_code, None, exc.detail
+    on_card = request.POST.get("view") == "card"
+    if status == 200 and not request.htmx:
+        return redirect(safe_next(request, session_id))
+    if status == 403 and not request.htmx:
+        return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
+    context = session_context(request, session_id, failed, message)
+    if request.htmx and on_card:
+        response = render(
+            request, "sessions/_card.html", {**context, "on_card": True}, status=status
+        )
+    elif request.htmx:
+        response = render(request, "sessions/_session_main.html", context, status=status)
+    else:
+        response = render(request, "sessions/session.html", context, status=status)
+    if status in (200, 409):
+        response["HX-Trigger"] = "sessions-changed"
+    return response
+
+
+def page_not_found(request, exception):
+    """JSON for the API, the usual page elsewhere."""
+    if request.path.startswith("/api/"):
+        return api.not_found(request)
+    return defaults.page_not_found(request, exception)

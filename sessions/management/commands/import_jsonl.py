@@ -1,0 +1,54 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from sessions.append import StreamMismatch, import_stream
+from sessions.jsonl import SUFFIX, LogError, decode_log
+
+PROGRESS_EVERY = 100
+
+
+def log_files(paths):
+    for path in map(Path, paths):
+        if path.is_dir():
+            yield from sorted(path.glob(f"*{SUFFIX}"))
+        else:
+            yield path
+
+
+class Command(BaseCommand):
+    help = "Import <session-id>.jsonl files (or folders of them); each file is all or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("--dry-run", action="store_true", help="validate without writing")
+
+    def handle(self, *args, paths, dry_run, **options):
+        files = list(log_files(paths))
+        counts = {"imported": 0, "unchanged": 0, "valid": 0, "refused": 0}
+        for number, path in enumerate(files, start=1):
+            outcome = self.import_file(path, dry_run)
+            counts[outcome] += 1
+            if len(files) > PROGRESS_EVERY and number % PROGRESS_EVERY == 0:
+                self.stderr.write(f"{number}/{len(files)} files")
+        summary = ", ".join(f"{count} {name}" for name, count in counts.items() if count)
+        self.stdout.write(f"{len(files)} file(s): {summary or 'nothing to do'}.")
+        if counts["refused"]:
+            raise CommandError(
+                f"{counts['refused']} file(s) refused; nothing was written for them."
+            )
+
+    def import_file(self, path, dry_run):
+        try:
+            session_id, records = decode_log(path.name, path.read_bytes())
+            if dry_run:
+                return "valid"
+            return "imported" if import_stream(session_id, records) else "unchanged"
+        except LogError as exc:
+            where = f"{path}:{exc.line}" if exc.line else str(path)
+            self.stderr.write(f"{where}: {exc.reason}")
+        except StreamMismatch as exc:
+            self.stderr.write(f"{path}: {exc.detail}")
+        except OSError as exc:
+            self.stderr.write(f"{path}: cannot read the file ({exc.strerror})")
+        return "refused"

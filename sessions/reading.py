@@ -1,0 +1,102 @@
+"""The read side: load streams from the event table and project them into views.
+
+Open sessions are found from the start and close rows alone (two partial indexes), so a
+long closed history costs one index probe per session, never a read of its events.
+Listing filters and orders in SQL by each session's last event (type and time), which is
+where its status comes from; what is shown is always computed by `projections`.
+"""
+
+from collections import defaultdict
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Max, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from . import projections, vocabulary
+from .models import Event
+
+# The types whose event, when last, leaves a session in each status.
+LAST_TYPES = {
+    status: [t for t, after in vocabulary.STATUS_AFTER.items() if after == status]
+    for status in vocabulary.STATUSES
+}
+
+
+def stale_threshold(minutes=None):
+    return timedelta(minutes=settings.STALE_AFTER_MINUTES if minutes is None else minutes)
+
+
+def version():
+    """Changes exactly when an event is appended: the newest event's id."""
+    return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
+
+
+def session_views(session_ids, now=None, threshold=None):
+    """Views of the given sessions that exist, keyed by id, from one query."""
+    now = now or timezone.now()
+    threshold = threshold or stale_threshold()
+    streams = defaultdict(list)
+    for record in Event.objects.filter(session__in=list(session_ids)).records():
+        streams[record.session].append(record)
+    return {
+        session_id: projections.session_view(session_id, events, now, threshold)
+        for session_id, events in streams.items()
+    }
+
+
+def session_view(session_id, now=None, threshold=None):
+    """The view of one session, or None when it has no events."""
+    return session_views([session_id], now, threshold).get(session_id)
+
+
+def session_events(session_id):
+    return list(Event.objects.filter(session=session_id).order_by("seq"))
+
+
+def starts(owner=None, text=None):
+    """Start rows, one per session, narrowed by owner and by text in the title or id."""
+    rows = Event.objects.filter(type=vocabulary.START)
+    if owner:
+        rows = rows.filter(actor=owner)
+    if text:
+        rows = rows.filter(Q(title__icontains=text) | Q(session__icontains=text))
+    return rows
+
+
+def closes():
+    return Event.objects.filter(type=vocabulary.CLOSE)
+
+
+def open_session_ids(owner=None, text=None):
+    rows = starts(owner, text).exclude(session__in=closes().values("session"))
+    return list(rows.values_list("session", flat=True))
+
+
+def closed_since_ids(since, owner=None, text=None):
+    rows = closes().filter(timestamp__gte=since, session__in=starts(owner, text).values("session"))
+    return list(rows.values_list("session", flat=True))
+
+
+def listing(owner=None, text=None, status=None, stale=None, stale_before=None):
+    """Session ids, newest activity first, narrowed as asked.
+
+    `status` keeps one status; `stale` (True or False) keeps the sessions that are, or are
+    not, active and quiet since `stale_before`.
+    """
+    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
+    rows = starts(owner, text)
+    if status == vocabulary.CLOSED:
+        rows = rows.filter(session__in=closes().values("session"))
+    elif status is not None or stale:
+        rows = rows.exclude(session__in=closes().values("session"))
+    rows = rows.annotate(
+        last_type=Subquery(last.values("type")[:1]),
+        last_at=Subquery(last.values("timestamp")[:1]),
+    )
+    if status is not None:
+        rows = rows.filter(last_type__in=LAST_TYPES[status])
+    if stale is not None:
+        quiet = Q(last_type__in=LAST_TYPES[vocabulary.ACTIVE], last_at__lt=stale_before)
+        rows = rows.filter(quiet) if stale else rows.exclude(quiet)
+    return rows.order_by("-last_at", "session").values_list("session", flat=True)

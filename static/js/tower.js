@@ -1,0 +1,8 @@
+// Live refresh pauses while the tab is hidden and while someone is writing in a form,
+// so a poll never throws away what they typed.
+function towerMayRefresh() {
+  if (document.visibilityState !== "visible") return false;
+  const active = document.activeElement;
+  if (active && active.closest("form") && active.closest("#board, #session-main")) return false;
+  return !document.querySelector("#board details.act[open]");
+}

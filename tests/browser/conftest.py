@@ -1,0 +1,78 @@
+"""Playwright (sync API) driving the system Chromium against pytest-django's live server.
+
+Run as its own pytest invocation with DJANGO_ALLOW_ASYNC_UNSAFE=true (`make test-browser`).
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from playwright.sync_api import expect, sync_playwright
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+expect.set_options(timeout=10_000)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; browser tests are required under CI=true.")
+        pytest.skip(message + "; browser tests skipped.")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(autouse=True)
+def fast_polling(settings):
+    settings.POLL_SECONDS = 1
+
+
+@pytest.fixture
+def page_as(browser, live_server):
+    """A browser page signed in as the given user (no login form needed)."""
+    contexts = []
+
+    def open_page(user, path="/"):
+        client = Client()
+        client.force_login(user)
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.add_cookies(
+            [
+                {
+                    "name": "sessionid",
+                    "value": client.cookies["sessionid"].value,
+                    "url": live_server.url,
+                }
+            ]
+        )
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(live_server.url + path)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def anonymous_page(browser, live_server):
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()

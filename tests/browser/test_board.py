@@ -1,0 +1,171 @@
+"""The board and session page in a real browser: sign in, act, live refresh, permissions."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from sessions.append import append_event
+from sessions.models import Event
+from sessions.vocabulary import BLOCK, REVIEW, START
+from tests.browser.conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def card(page, title):
+    return page.locator(".card", has_text=title)
+
+
+def column(page, status):
+    return page.locator(f".column.status-{status}")
+
+
+def open_action(page, title, button):
+    """Unfold one action of a card; returns that action's part of the card."""
+    summary = page.locator("summary", has_text=re.compile(f"^{button}$"))
+    action = card(page, title).locator("details.act").filter(has=summary)
+    action.locator("summary").click()
+    return action
+
+
+def act_on_card(page, title, button, **fields):
+    """Open an action on a card, fill its fields by label, press its button."""
+    action = open_action(page, title, button)
+    for label, value in fields.items():
+        action.get_by_label(label).fill(value)
+    action.get_by_role("button", name=button, exact=True).click()
+
+
+@pytest.fixture
+def alices_session(alice):
+    append_event("s1", START, {"title": "Ship the export", "note": "write tests"}, user=alice)
+    return "Ship the export"
+
+
+def test_signing_in_with_the_form_shows_the_board(anonymous_page, live_server, alice):
+    page = anonymous_page
+    page.goto(live_server.url + "/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("pw-alice")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name=re.compile("^Active"))).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+
+
+def test_starting_a_session_puts_it_in_active(page_as, alice):
+    page = page_as(alice)
+    page.get_by_text("Start a session").click()
+    page.get_by_label("Title").fill("Write the release notes")
+    page.get_by_label("First next action").fill("collect merged PRs")
+    page.get_by_role("button", name="Start session").click()
+    new_card = card(column(page, "active"), "Write the release notes")
+    expect(new_card).to_contain_text("collect merged PRs")
+    expect(new_card).to_contain_text("alice")
+
+
+def test_blocking_with_a_reason_moves_the_card_to_blocked(page_as, alice, alices_session):
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Block", Reason="waiting for the staging DB")
+    blocked = card(column(page, "blocked"), alices_session)
+    expect(blocked).to_contain_text("waiting for the staging DB")
+    expect(column(page, "active").locator(".card")).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    append_event("s2", START, {"title": "Triage flaky tests", "note": "rerun CI"}, user=alice)
+    append_event("s3", START, {"title": "Review the API docs"}, user=alice)
+    append_event("s3", REVIEW, {"note": "PR 51"}, user=alice)
+    expect(column(page, "in_review").locator(".card")).to_have_count(1)
+    page.screenshot(path=ARTIFACTS / "board.png", full_page=True)
+
+
+def test_a_block_without_a_reason_is_refused_next_to_the_field(page_as, alice, alices_session):
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Block", Reason="   ")
+    expect(card(page, alices_session).locator(".error")).to_contain_text("required")
+    assert Event.objects.count() == 1
+
+
+def test_unblocking_without_a_note_keeps_the_reason_as_next_action(page_as, alice, alices_session):
+    append_event("s1", BLOCK, {"reason": "needs the CI secrets"}, user=alice)
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Unblock")
+    active = card(column(page, "active"), alices_session)
+    expect(active.locator(".next")).to_contain_text("needs the CI secrets")
+    expect(active.locator(".blockers")).to_have_count(0)
+
+
+def test_sending_to_review_moves_the_card_to_in_review(page_as, alice, alices_session):
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Send to review", Note="PR 42 is up")
+    expect(card(column(page, "in_review"), alices_session)).to_contain_text("PR 42 is up")
+
+
+def test_closing_moves_the_card_to_the_folded_closed_column(page_as, alice, alices_session):
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Close", Note="merged")
+    closed = column(page, "closed")
+    expect(closed.locator(".count")).to_have_text("1")
+    closed.locator("summary").click()
+    expect(card(closed, alices_session)).to_contain_text("merged")
+
+
+def test_the_session_page_acts_and_shows_the_timeline(page_as, alice, alices_session):
+    page = page_as(alice, "/sessions/s1/")
+    page.get_by_label("Reason").fill("design review")
+    page.get_by_role("button", name="Block", exact=True).click()
+    expect(page.locator(".timeline tbody tr")).to_have_count(2)
+    expect(page.locator(".timeline")).to_contain_text("design review")
+    expect(page.locator(".session-head .badge")).to_have_text("Blocked")
+
+
+def test_an_event_appended_elsewhere_appears_without_a_reload(page_as, alice, lead, alices_session):
+    page = page_as(alice)
+    expect(card(column(page, "active"), alices_session)).to_be_visible()
+    append_event("s1", BLOCK, {"reason": "lead says wait"}, user=lead)
+    expect(card(column(page, "blocked"), alices_session)).to_contain_text("lead says wait")
+
+
+def test_a_conflict_shows_a_message_and_the_current_state(page_as, alice, lead, alices_session):
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Send to review")
+    append_event("s1", BLOCK, {"reason": "stop"}, user=lead)  # someone acts first
+    action.get_by_role("button", name="Send to review", exact=True).click()
+    expect(card(page, alices_session).locator(".message")).to_contain_text(
+        "someone else acted first"
+    )
+    expect(card(column(page, "blocked"), alices_session)).to_be_visible()
+    assert Event.objects.filter(type=REVIEW).count() == 0
+
+
+def test_someone_else_sees_no_action_buttons(page_as, bob, alices_session):
+    page = page_as(bob)
+    target = card(page, alices_session)
+    expect(target).to_be_visible()
+    expect(target.locator("form")).to_have_count(0)
+    expect(target.get_by_role("button")).to_have_count(0)
+
+
+def test_a_forged_post_from_someone_else_gets_403_and_appends_nothing(
+    page_as, live_server, bob, alices_session
+):
+    page = page_as(bob)
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    response = page.request.post(
+        live_server.url + "/sessions/s1/block",
+        form={"csrfmiddlewaretoken": token, "reason": "forged", "view": "card"},
+    )
+    assert response.status == 403
+    assert Event.objects.count() == 1
+
+
+def test_a_note_holding_a_script_tag_shows_as_text(page_as, alice, alices_session):
+    note = "<script>window.pwned = 1</script><b>bold?</b>"
+    append_event("s1", BLOCK, {"reason": note}, user=alice)
+    page = page_as(alice)
+    expect(card(page, alices_session).locator(".blockers")).to_have_text(note)
+    assert page.evaluate("window.pwned") is None
+    page.goto(page.url + "sessions/s1/")
+    expect(page.locator(".timeline")).to_contain_text(note)
+    assert page.evaluate("window.pwned") is None
