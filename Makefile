@@ -7,7 +7,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/controltower
 # `make run` is local use: debug on, so no secret key is needed.
 RUN_ENV := DEBUG=1
 
-.PHONY: run test test-sqlite test-postgres test-browser lint bench clean
+.PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -55,3 +55,8 @@ bench: $(VENV)/.dev-installed
 
 clean:
 	rm -rf $(VENV) staticfiles .test-db.sqlite3*
+
+# Load the demo logs (a dozen sessions in every state) into the local database.
+demo: $(VENV)/.run-installed
+	$(RUN_ENV) $(PY) manage.py migrate --noinput -v0
+	$(RUN_ENV) $(PY) manage.py import_jsonl demo/

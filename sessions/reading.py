@@ -34,8 +34,8 @@ def version():
 
 def session_views(session_ids, now=None, threshold=None):
     """Views of the given sessions that exist, keyed by id, from one query."""
-    now = now or timezone.now()
-    threshold = threshold or stale_threshold()
+    now = timezone.now() if now is None else now
+    threshold = stale_threshold() if threshold is None else threshold
     streams = defaultdict(list)
     for record in Event.objects.filter(session__in=list(session_ids)).records():
         streams[record.session].append(record)

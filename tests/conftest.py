@@ -1,14 +1,23 @@
+import http.client
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
 
 from sessions import vocabulary
 from sessions.append import append_event
 
-CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
+ROOT = Path(__file__).resolve().parent.parent
+CONFORMANCE = ROOT.parent / "shared" / "conformance"
 
 
 def conformance_expected():
@@ -55,3 +64,127 @@ def started(alice):
     """A session `s1` that alice started, with a first next action."""
     append_event("s1", vocabulary.START, {"title": "Ship it", "note": "write tests"}, user=alice)
     return "s1"
+
+
+class HttpResponse:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def http_request(base_url, method, path, body=None, *, token=None, headers=None):
+    """One real HTTP request; `body` is sent as JSON unless it is already bytes."""
+    url = urllib.parse.urlsplit(base_url)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    headers = dict(headers or {})
+    if token:
+        headers.setdefault("Authorization", f"Bearer {token}")
+    if body is not None and not isinstance(body, bytes):
+        body = json.dumps(body).encode()
+        headers.setdefault("Content-Type", "application/json")
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        return HttpResponse(response.status, dict(response.getheaders()), response.read())
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def api(live_server):
+    """Calls the live server over real HTTP: api("POST", "/api/sessions", {...}, token=...)."""
+
+    def call(method, path, body=None, **kwargs):
+        return http_request(live_server.url, method, path, body, **kwargs)
+
+    return call
+
+
+@pytest.fixture
+def token_for():
+    from sessions.tokens import create_token
+
+    def make(user, name="test"):
+        return create_token(user, name)[1]
+
+    return make
+
+
+@pytest.fixture
+def database_url():
+    """The URL of the test database, for processes that connect on their own."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Gunicorn:
+    """A real gunicorn serving the test database on a loopback port."""
+
+    def __init__(self, database_url, workers=2, threads=4):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+        }
+        self.args = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "controltower.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--graceful-timeout",
+            "5",
+            "--log-level",
+            "warning",
+        ]
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(self.args, cwd=ROOT, env=self.env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if http_request(self.url, "GET", "/api/openapi.json").status == 200:
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("gunicorn did not start within 30 s")
+
+    def worker_pids(self):
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()]
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def gunicorn(database_url, transactional_db):
+    server = Gunicorn(database_url)
+    yield server.start()
+    server.stop()

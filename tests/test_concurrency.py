@@ -5,7 +5,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
 
 from sessions.append import append_event
 from sessions.models import Event
@@ -16,15 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 8
 PROCESSES = 4
-
-
-@pytest.fixture
-def database_url():
-    """The URL of the test database, for processes that connect on their own."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture

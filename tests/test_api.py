@@ -1,0 +1,402 @@
+"""The agent API over real HTTP: every endpoint, every error code, tokens."""
+
+import time
+import urllib.parse
+
+import pytest
+
+from sessions.append import append_event
+from sessions.models import ApiToken, Event
+from sessions.tokens import digest
+from sessions.vocabulary import BLOCK, START
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def alice_token(alice, token_for):
+    return token_for(alice)
+
+
+@pytest.fixture
+def bob_token(bob, token_for):
+    return token_for(bob)
+
+
+@pytest.fixture
+def session_s1(api, alice_token):
+    assert (
+        api("POST", "/api/sessions", {"id": "s1", "title": "Ship it"}, token=alice_token).status
+        == 201
+    )
+    return "/api/sessions/s1"
+
+
+def count():
+    return Event.objects.count()
+
+
+def assert_error(response, status, code):
+    assert response.status == status, response.body
+    assert response.headers["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["error"] == code
+    assert isinstance(body["detail"], str) and body["detail"]
+    return body
+
+
+# Starting sessions
+
+
+def test_starting_a_session_returns_201_and_its_view(api, alice_token):
+    response = api(
+        "POST", "/api/sessions", {"id": "s1", "title": "Ship", "note": "go"}, token=alice_token
+    )
+    assert response.status == 201
+    view = response.json()
+    assert {k: view[k] for k in ("id", "title", "owner", "status", "next_action", "seq")} == {
+        "id": "s1",
+        "title": "Ship",
+        "owner": "alice",
+        "status": "active",
+        "next_action": "go",
+        "seq": 1,
+    }
+    assert view["opened_at"].endswith("Z") and view["closed_at"] is None
+
+
+def test_a_session_started_without_an_id_gets_one(api, alice_token):
+    view = api("POST", "/api/sessions", {"title": "Ship"}, token=alice_token).json()
+    assert Event.objects.get().session == view["id"]
+
+
+def test_starting_an_existing_id_is_409_with_the_current_view(api, session_s1, alice_token):
+    response = api("POST", "/api/sessions", {"id": "s1", "title": "Again"}, token=alice_token)
+    body = assert_error(response, 409, "session_exists")
+    assert body["session"]["title"] == "Ship it"
+    assert count() == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"title": ""},
+        {"title": "x" * 201},
+        {"title": "t", "id": "../etc"},
+        {"title": "t", "extra": 1},
+        {"title": 5},
+        {"title": "t", "note": "nul\u0000"},
+    ],
+)
+def test_an_invalid_start_is_400_and_writes_nothing(api, alice_token, body):
+    assert_error(api("POST", "/api/sessions", body, token=alice_token), 400, "invalid")
+    assert count() == 0
+
+
+# Appending
+
+
+def test_appending_returns_201_with_the_event_and_the_view(api, session_s1, alice_token):
+    response = api(
+        "POST",
+        f"{session_s1}/events",
+        {"type": "session_block", "reason": "keys"},
+        token=alice_token,
+    )
+    assert response.status == 201
+    body = response.json()
+    assert list(body["event"]) == ["session", "seq", "type", "timestamp", "actor", "reason"]
+    assert (body["event"]["seq"], body["session"]["status"]) == (2, "blocked")
+    assert body["session"]["blockers"][0] == {
+        "reason": "keys",
+        "timestamp": body["event"]["timestamp"],
+        "actor": "alice",
+        "seq": 2,
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"type": "session_pause"},
+        {"type": "session_block"},
+        {"reason": "no type"},
+        {"type": "session_block", "reason": "x" * 2001},
+        {"type": "session_close", "reason": "close has no reason"},
+        {"type": "session_close", "expected_seq": "one"},
+        {"type": "session_close", "status": "closed"},
+    ],
+)
+def test_an_invalid_event_is_400_and_writes_nothing(api, session_s1, alice_token, body):
+    assert_error(api("POST", f"{session_s1}/events", body, token=alice_token), 400, "invalid")
+    assert count() == 1
+
+
+def test_a_transition_not_allowed_is_409_with_the_current_view(api, session_s1, alice_token):
+    response = api("POST", f"{session_s1}/events", {"type": "session_unblock"}, token=alice_token)
+    body = assert_error(response, 409, "transition_not_allowed")
+    assert body["session"]["status"] == "active"
+    assert count() == 1
+
+
+def test_a_stale_expected_seq_is_409(api, session_s1, alice_token):
+    body = {"type": "session_block", "reason": "r", "expected_seq": 0}
+    assert_error(
+        api("POST", f"{session_s1}/events", body, token=alice_token), 409, "stale_expected_seq"
+    )
+    assert count() == 1
+
+
+def test_a_repeated_idempotency_key_answers_200_with_the_first_event(api, session_s1, alice_token):
+    body, headers = {"type": "session_block", "reason": "r"}, {"Idempotency-Key": "retry-1"}
+    first = api("POST", f"{session_s1}/events", body, token=alice_token, headers=headers)
+    again = api("POST", f"{session_s1}/events", body, token=alice_token, headers=headers)
+    assert (first.status, again.status) == (201, 200)
+    assert first.json()["event"] == again.json()["event"]
+    assert count() == 2
+
+
+def test_appending_to_someone_elses_session_is_403(api, session_s1, bob_token):
+    body = {"type": "session_block", "reason": "r"}
+    assert_error(api("POST", f"{session_s1}/events", body, token=bob_token), 403, "forbidden")
+    assert count() == 1
+
+
+def test_appending_to_an_unknown_session_is_404(api, alice_token):
+    body = {"type": "session_block", "reason": "r"}
+    assert_error(
+        api("POST", "/api/sessions/nope/events", body, token=alice_token), 404, "not_found"
+    )
+
+
+# Malformed requests
+
+
+def test_a_body_that_is_not_json_is_400(api, session_s1, alice_token):
+    response = api(
+        "POST",
+        f"{session_s1}/events",
+        b"{nope",
+        token=alice_token,
+        headers={"Content-Type": "application/json"},
+    )
+    assert_error(response, 400, "invalid")
+
+
+def test_a_body_that_is_not_utf8_is_400(api, session_s1, alice_token):
+    response = api(
+        "POST",
+        f"{session_s1}/events",
+        b'{"type": "\xff"}',
+        token=alice_token,
+        headers={"Content-Type": "application/json"},
+    )
+    assert_error(response, 400, "invalid")
+
+
+def test_a_json_array_body_is_400(api, session_s1, alice_token):
+    assert_error(api("POST", f"{session_s1}/events", [1, 2], token=alice_token), 400, "invalid")
+
+
+def test_a_wrong_content_type_is_415(api, session_s1, alice_token):
+    response = api(
+        "POST",
+        f"{session_s1}/events",
+        b"type=session_close",
+        token=alice_token,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert_error(response, 415, "unsupported_media_type")
+    assert count() == 1
+
+
+def test_a_huge_body_is_413(api, session_s1, alice_token):
+    body = {"type": "session_block", "reason": "x" * 200_000}
+    assert_error(api("POST", f"{session_s1}/events", body, token=alice_token), 413, "too_large")
+    assert count() == 1
+
+
+def test_a_wrong_method_is_405(api, session_s1, alice_token):
+    response = api("DELETE", session_s1, token=alice_token)
+    assert_error(response, 405, "method_not_allowed")
+    assert count() == 1
+
+
+def test_an_unknown_api_path_is_a_json_404(api, alice_token):
+    assert_error(api("GET", "/api/nothing/here", token=alice_token), 404, "not_found")
+
+
+# Authentication and tokens
+
+
+def test_no_token_is_401(api, session_s1):
+    assert_error(api("GET", session_s1), 401, "unauthorized")
+    assert_error(api("POST", "/api/sessions", {"title": "t"}), 401, "unauthorized")
+
+
+@pytest.mark.parametrize("header", ["Bearer ct_wrong", "Basic YWxpY2U6cHc=", "Bearer", "ct_x"])
+def test_a_bad_token_is_401(api, session_s1, header):
+    assert_error(api("GET", session_s1, headers={"Authorization": header}), 401, "unauthorized")
+
+
+def test_a_revoked_token_is_401(api, session_s1, alice, token_for):
+    token = token_for(alice, "to revoke")
+    ApiToken.objects.filter(name="to revoke").update(revoked_at="2026-01-01T00:00:00Z")
+    assert_error(api("GET", session_s1, token=token), 401, "unauthorized")
+    body = {"type": "session_close"}
+    assert_error(api("POST", f"{session_s1}/events", body, token=token), 401, "unauthorized")
+    assert count() == 1
+
+
+def test_a_token_of_an_inactive_user_is_401(api, session_s1, alice, alice_token):
+    alice.is_active = False
+    alice.save()
+    assert_error(api("GET", session_s1, token=alice_token), 401, "unauthorized")
+
+
+def test_tokens_are_stored_as_a_digest_and_a_prefix_only(alice, token_for):
+    token = token_for(alice)
+    row = ApiToken.objects.get()
+    assert row.digest == digest(token) and token not in (row.digest, row.prefix)
+    assert token.startswith(row.prefix) and len(row.prefix) < len(token) // 3
+
+
+def test_using_a_token_records_when_it_was_last_used(api, session_s1, alice_token):
+    api("GET", session_s1, token=alice_token)
+    assert ApiToken.objects.get().last_used_at is not None
+
+
+def test_a_signed_in_browser_session_may_read_but_not_write(api, client, alice, session_s1):
+    client.force_login(alice)
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    assert api("GET", session_s1, headers={"Cookie": cookie}).status == 200
+    body = {"type": "session_close"}
+    response = api("POST", f"{session_s1}/events", body, headers={"Cookie": cookie})
+    assert_error(response, 401, "unauthorized")
+    assert count() == 1
+
+
+# Reading
+
+
+def test_the_session_view_has_every_field(api, session_s1, alice_token):
+    view = api("GET", session_s1, token=alice_token).json()
+    assert list(view) == [
+        "id",
+        "title",
+        "owner",
+        "status",
+        "stale",
+        "blockers",
+        "next_action",
+        "opened_at",
+        "last_event_at",
+        "closed_at",
+        "seq",
+    ]
+
+
+def test_stale_after_overrides_the_threshold(api, session_s1, alice_token):
+    assert api("GET", session_s1, token=alice_token).json()["stale"] is False
+    time.sleep(0.01)
+    assert api("GET", f"{session_s1}?stale_after=0", token=alice_token).json()["stale"] is True
+
+
+def test_a_bad_stale_after_is_400(api, session_s1, alice_token):
+    assert_error(api("GET", f"{session_s1}?stale_after=soon", token=alice_token), 400, "invalid")
+
+
+def test_an_unknown_session_is_404(api, alice_token):
+    assert_error(api("GET", "/api/sessions/nope", token=alice_token), 404, "not_found")
+
+
+def test_the_events_come_back_as_json_oldest_first(api, session_s1, alice, alice_token):
+    append_event("s1", BLOCK, {"reason": "r"}, user=alice)
+    body = api("GET", f"{session_s1}/events", token=alice_token).json()
+    assert [e["seq"] for e in body["items"]] == [1, 2] and body["next"] is None
+
+
+def test_the_events_of_an_unknown_session_are_404(api, alice_token):
+    assert_error(api("GET", "/api/sessions/nope/events", token=alice_token), 404, "not_found")
+    assert_error(api("GET", "/api/sessions/nope/events.jsonl", token=alice_token), 404, "not_found")
+
+
+def test_the_jsonl_download_is_the_canonical_log(api, session_s1, alice_token):
+    response = api("GET", f"{session_s1}/events.jsonl", token=alice_token)
+    assert response.status == 200
+    event = Event.objects.get()
+    stamp = event.timestamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    expected = (
+        '{"session":"s1","seq":1,"type":"session_start",'
+        f'"timestamp":"{stamp}","actor":"alice","title":"Ship it"}}\n'
+    )
+    assert response.body == expected.encode()
+
+
+@pytest.fixture
+def several(alice, bob):
+    append_event("a1", START, {"title": "Alpha"}, user=alice)
+    append_event("b1", START, {"title": "Beta"}, user=bob)
+    append_event("b1", BLOCK, {"reason": "r"}, user=bob)
+    append_event("a2", START, {"title": "Gamma"}, user=alice)
+    append_event("a2", "session_close", {}, user=alice)
+
+
+def listed(api, token, query=""):
+    response = api("GET", f"/api/sessions{query}", token=token)
+    assert response.status == 200, response.body
+    return response.json()
+
+
+def test_the_list_is_newest_activity_first(api, alice_token, several):
+    assert [v["id"] for v in listed(api, alice_token)["items"]] == ["a2", "b1", "a1"]
+
+
+@pytest.mark.parametrize(
+    ("query", "ids"),
+    [
+        ("?status=blocked", ["b1"]),
+        ("?status=closed", ["a2"]),
+        ("?status=active", ["a1"]),
+        ("?owner=alice", ["a2", "a1"]),
+        ("?q=gam", ["a2"]),
+        ("?q=B1", ["b1"]),
+        ("?stale=true", []),
+        ("?stale=true&stale_after=0", ["a1"]),
+        ("?stale=false&stale_after=0", ["a2", "b1"]),
+    ],
+)
+def test_the_list_filters(api, alice_token, several, query, ids):
+    assert [v["id"] for v in listed(api, alice_token, query)["items"]] == ids
+
+
+def test_the_list_is_paginated_with_a_next_link(api, alice_token, several):
+    first = listed(api, alice_token, "?page_size=2")
+    assert [v["id"] for v in first["items"]] == ["a2", "b1"]
+    query = urllib.parse.urlsplit(first["next"]).query
+    second = listed(api, alice_token, f"?{query}")
+    assert [v["id"] for v in second["items"]] == ["a1"] and second["next"] is None
+
+
+@pytest.mark.parametrize("query", ["?status=paused", "?stale=maybe", "?page=0", "?page_size=1000"])
+def test_bad_list_parameters_are_400(api, alice_token, query):
+    assert_error(api("GET", f"/api/sessions{query}", token=alice_token), 400, "invalid")
+
+
+def test_the_openapi_schema_is_public_and_describes_every_endpoint(api):
+    response = api("GET", "/api/openapi.json")
+    assert response.status == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["paths"]) == {
+        "/api/sessions",
+        "/api/sessions/{session_id}",
+        "/api/sessions/{session_id}/events",
+        "/api/sessions/{session_id}/events.jsonl",
+    }
+
+
+def test_the_api_docs_page_is_public(api):
+    response = api("GET", "/api/")
+    assert response.status == 200 and b"openapi.json" in response.body

@@ -1,0 +1,275 @@
+"""The JSONL bridge: codec, import and export commands, conformance and round trips."""
+
+import io
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessions import jsonl
+from sessions.append import append_event
+from sessions.jsonl import LogError, decode_log, encode_log
+from sessions.models import Event
+from sessions.projections import EventRecord
+from sessions.vocabulary import ALLOWED_FROM, BLOCK, CLOSE, REVIEW, START, STATUS_AFTER, UNBLOCK
+from tests.conftest import CONFORMANCE, conformance_expected
+
+DEMO = Path(__file__).resolve().parent.parent / "demo"
+VALID_LOGS = sorted(conformance_expected()["sessions"])
+INVALID_LOGS = sorted(conformance_expected()["invalid"].items())
+
+
+def import_logs(*paths, dry_run=False):
+    """Run import_jsonl; returns (error raised or None, what it wrote to stderr)."""
+    stderr = io.StringIO()
+    try:
+        call_command(
+            "import_jsonl", *map(str, paths), dry_run=dry_run, stderr=stderr, stdout=io.StringIO()
+        )
+    except CommandError as exc:
+        return exc, stderr.getvalue()
+    return None, stderr.getvalue()
+
+
+def export_logs(folder, *ids):
+    call_command("export_jsonl", *ids, out=str(folder), stdout=io.StringIO())
+    return {path.name: path.read_bytes() for path in sorted(Path(folder).iterdir())}
+
+
+# Conformance, through import → API → export
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("session_id", VALID_LOGS)
+def test_conformance_logs_pass_through_import_api_and_export(
+    session_id, api, alice, token_for, tmp_path
+):
+    expected = conformance_expected()["sessions"][session_id]
+    canonical = "".join(line + "\n" for line in expected["canonical_export"]).encode()
+    assert import_logs(CONFORMANCE / "logs" / f"{session_id}.jsonl") == (None, "")
+    token = token_for(alice)
+    view = api("GET", f"/api/sessions/{session_id}", token=token).json()
+    assert [b["reason"] for b in view["blockers"]] == expected["blockers"]
+    for key in ("status", "next_action", "owner", "title", "seq"):
+        assert view[key] == expected[key]
+    assert api("GET", f"/api/sessions/{session_id}/events.jsonl", token=token).body == canonical
+    assert export_logs(tmp_path) == {f"{session_id}.jsonl": canonical}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("file_name", "line"), INVALID_LOGS)
+def test_invalid_conformance_logs_are_refused_at_their_line(file_name, line):
+    error, stderr = import_logs(CONFORMANCE / "invalid" / file_name)
+    assert error is not None
+    assert f"{file_name}:{line}: " in stderr
+    assert Event.objects.count() == 0
+
+
+# The import command
+
+
+@pytest.mark.django_db
+def test_a_folder_imports_its_valid_files_and_reports_the_refused_ones(tmp_path):
+    for path in [*(CONFORMANCE / "logs").iterdir(), CONFORMANCE / "invalid" / "not-json.jsonl"]:
+        shutil.copy(path, tmp_path)
+    error, stderr = import_logs(tmp_path)
+    assert "1 file(s) refused" in str(error)
+    assert "not-json.jsonl:2: not valid JSON" in stderr
+    assert set(Event.objects.values_list("session", flat=True)) == set(VALID_LOGS)
+
+
+@pytest.mark.django_db
+def test_importing_the_same_events_again_is_a_no_op():
+    path = CONFORMANCE / "logs" / "lifecycle.jsonl"
+    import_logs(path)
+    assert import_logs(path) == (None, "")
+    assert Event.objects.count() == 5
+
+
+@pytest.mark.django_db
+def test_importing_different_events_for_an_existing_session_is_refused(tmp_path, alice):
+    append_event("lifecycle", START, {"title": "Something else"}, user=alice)
+    error, stderr = import_logs(CONFORMANCE / "logs" / "lifecycle.jsonl")
+    assert error is not None and "already exists with different events" in stderr
+    assert Event.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_dry_run_validates_and_writes_nothing():
+    assert import_logs(CONFORMANCE / "logs", dry_run=True)[0] is None
+    error, stderr = import_logs(CONFORMANCE / "invalid", dry_run=True)
+    assert error is not None and "unknown-field.jsonl:2" in stderr
+    assert Event.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_actors_that_are_not_users_are_kept_as_names(django_user_model):
+    import_logs(CONFORMANCE / "logs" / "quiet.jsonl")
+    assert Event.objects.get().actor == "agent-3"
+    assert not django_user_model.objects.filter(username="agent-3").exists()
+
+
+@pytest.mark.django_db
+def test_a_missing_file_is_reported_not_raised(tmp_path):
+    error, stderr = import_logs(tmp_path / "absent.jsonl")
+    assert error is not None and "absent.jsonl: cannot read the file" in stderr
+
+
+@pytest.mark.django_db
+def test_exporting_an_unknown_id_fails_clearly(tmp_path):
+    with pytest.raises(CommandError, match="No such session"):
+        export_logs(tmp_path, "nope")
+
+
+# Round trips
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_set_survives_export_import_export_byte_for_byte(tmp_path):
+    assert import_logs(DEMO) == (None, "")
+    first = export_logs(tmp_path / "first")
+    assert first == {path.name: path.read_bytes() for path in sorted(DEMO.iterdir())}
+    call_command("flush", interactive=False)  # an empty database
+    assert import_logs(tmp_path / "first") == (None, "")
+    assert export_logs(tmp_path / "second") == first
+
+
+def test_the_demo_set_holds_every_status_from_people_and_agents():
+    logs = [decode_log(path.name, path.read_bytes())[1] for path in DEMO.iterdir()]
+    statuses = {STATUS_AFTER[events[-1].type] for events in logs}
+    actors = {events[0].actor for events in logs}
+    assert len(logs) >= 12
+    assert statuses == {"active", "blocked", "in_review", "closed"}
+    assert any(a.startswith("agent-") for a in actors) and any("-" not in a for a in actors)
+
+
+@st.composite
+def valid_logs(draw):
+    """Any stream the transition table allows, with arbitrary texts and gaps."""
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=draw(st.integers(0, 10**12)))
+    texts = st.text(
+        st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1, max_size=30
+    ).filter(str.strip)
+    events, status = [], None
+    for seq in range(1, draw(st.integers(1, 12)) + 1):
+        allowed = [t for t, sources in ALLOWED_FROM.items() if status in sources]
+        if not allowed:
+            break
+        event_type = draw(st.sampled_from(allowed))
+        fields = {}
+        if event_type == START:
+            fields = {"title": draw(texts), "note": draw(st.none() | texts)}
+        elif event_type == BLOCK:
+            fields = {"reason": draw(texts)}
+        else:
+            fields = {"note": draw(st.none() | texts)}
+        moment += timedelta(microseconds=draw(st.integers(0, 10**9)))
+        events.append(EventRecord("gen", seq, event_type, moment, draw(texts), **fields))
+        status = STATUS_AFTER[event_type]
+    return events
+
+
+@given(valid_logs())
+def test_any_valid_log_decodes_to_what_was_encoded(events):
+    text = encode_log(events)
+    assert decode_log("gen.jsonl", text.encode())[1] == events
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=valid_logs())
+@pytest.mark.django_db
+def test_any_valid_log_survives_import_and_export_byte_for_byte(events, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("logs")
+    session_id = f"gen-{Event.objects.count()}"
+    events = [e._replace(session=session_id) for e in events]
+    (folder / f"{session_id}.jsonl").write_bytes(encode_log(events).encode())
+    assert import_logs(folder) == (None, "")
+    out = export_logs(folder / "out", session_id)
+    assert out[f"{session_id}.jsonl"] == encode_log(events).encode()
+
+
+# The codec's leniencies and refusals
+
+
+def decode(text, name="s.jsonl"):
+    return decode_log(name, text.encode())[1]
+
+
+LINE = '{"type":"session_start","timestamp":"2026-11-29T09:00:00Z","actor":"a","title":"t"}\n'
+
+
+def test_session_and_seq_may_be_left_out():
+    assert decode(LINE)[0][:2] == ("s", 1)
+
+
+def test_other_utc_offsets_are_converted_to_utc():
+    event = decode(LINE.replace("09:00:00Z", "11:30:00.25+02:00"))[0]
+    assert event.timestamp == datetime(2026, 11, 29, 9, 30, 0, 250000, tzinfo=UTC)
+
+
+def test_lines_are_ordered_by_timestamp_file_order_breaking_ties():
+    block = '{"type":"session_block","timestamp":"%s","actor":"a","reason":"%s"}\n'
+    tie = "2026-11-29T09:30:00Z"
+    text = (
+        block % ("2026-11-29T10:00:00Z", "later") + LINE + block % (tie, "1") + block % (tie, "2")
+    )
+    assert [e.reason for e in decode(text)] == [None, "1", "2", "later"]
+
+
+def test_a_last_line_without_a_newline_is_accepted():
+    assert len(decode(LINE.rstrip("\n"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        (LINE.replace('"type"', '"session":"other","type"'), 1, "differs from the file name"),
+        (LINE.replace('"type"', '"seq":2,"type"'), 1, "should be 1"),
+        (LINE.replace("2026-11-29T09:00:00Z", "yesterday"), 1, "not an ISO 8601"),
+        (LINE.replace("09:00:00Z", "09:00:00"), 1, "no UTC offset"),
+        (LINE + "\n" + LINE, 2, "empty line"),
+        (LINE + LINE, 2, "already exists"),
+        (
+            '{"type":"session_close","timestamp":"2026-11-29T09:00:00Z","actor":"a"}\n',
+            1,
+            "no events yet",
+        ),
+        (LINE.replace('"actor":"a"', '"actor":""'), 1, "actor"),
+        ("[1]\n", 1, "JSON object"),
+        ("", 1, "no events"),
+    ],
+)
+def test_the_codec_refuses_with_the_line_and_a_reason(text, line, words):
+    with pytest.raises(LogError) as refused:
+        decode(text)
+    assert refused.value.line == line
+    assert words in refused.value.reason
+
+
+def test_invalid_utf8_is_refused_at_its_line():
+    with pytest.raises(LogError, match="line 2: not valid UTF-8"):
+        decode_log("s.jsonl", LINE.encode() + b'{"type":"\xff"}\n')
+
+
+@pytest.mark.parametrize("name", ["../etc.jsonl", ".hidden.jsonl", "-x.jsonl", "sp ace.jsonl"])
+def test_a_file_name_that_is_no_session_id_is_refused(name):
+    with pytest.raises(LogError, match="session id"):
+        decode(LINE, name=name)
+
+
+def test_export_writes_the_canonical_form():
+    event = EventRecord("s", 1, REVIEW, datetime(2026, 11, 29, 9, tzinfo=UTC), "é", note="ok ✓")
+    assert jsonl.encode_event(event) == (
+        '{"session":"s","seq":1,"type":"session_review",'
+        '"timestamp":"2026-11-29T09:00:00.000000Z","actor":"é","note":"ok ✓"}\n'
+    )
+
+
+def test_export_leaves_absent_optional_fields_out():
+    for event_type in (UNBLOCK, CLOSE):
+        event = EventRecord("s", 2, event_type, datetime(2026, 11, 29, tzinfo=UTC), "a")
+        assert jsonl.encode_event(event).endswith('"actor":"a"}\n')

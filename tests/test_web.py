@@ -1,0 +1,222 @@
+"""The board, session page and forms over Django's test client (no JavaScript)."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from sessions.append import append_event
+from sessions.models import Event
+from sessions.views import page_version
+from sessions.vocabulary import BLOCK, CLOSE, START
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = Client()
+    client.force_login(bob)
+    return client
+
+
+def act(client, slug, session_id="s1", **data):
+    return client.post(reverse("act", args=[session_id, slug]), data)
+
+
+def count():
+    return Event.objects.count()
+
+
+@pytest.mark.parametrize("url", ["/", "/sessions/s1/"])
+def test_pages_need_a_signed_in_user(client, started, url):
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_the_board_shows_every_column_with_counts(alice_client, started, alice):
+    append_event("s2", START, {"title": "Other"}, user=alice)
+    append_event("s2", BLOCK, {"reason": "waiting on infra"}, user=alice)
+    page = alice_client.get("/").content.decode()
+    for label in ("Active", "Blocked", "In review", "Closed"):
+        assert f'>{label} <span class="count">' in page
+    assert 'id="col-blocked">Blocked <span class="count">1</span>' in page
+    assert "waiting on infra" in page
+
+
+def test_the_mine_filter_shows_only_the_viewers_sessions(alice_client, started, bob):
+    append_event("bobs", START, {"title": "Bob's work"}, user=bob)
+    page = alice_client.get("/", {"mine": "1"}).content.decode()
+    assert "Ship it" in page and "Bob&#x27;s work" not in page
+
+
+def test_the_owner_filter_narrows_to_one_owner(alice_client, started, bob):
+    append_event("bobs", START, {"title": "Bob's work"}, user=bob)
+    page = alice_client.get("/", {"owner": "bob"}).content.decode()
+    assert "Ship it" not in page and "Bob&#x27;s work" in page
+
+
+def test_the_search_matches_titles_and_ids(alice_client, started, alice):
+    append_event("deploy-42", START, {"title": "Roll out"}, user=alice)
+    assert "Roll out" not in alice_client.get("/", {"q": "ship"}).content.decode()
+    assert "Ship it" not in alice_client.get("/", {"q": "deploy-4"}).content.decode()
+
+
+def test_an_unchanged_poll_is_answered_204_after_one_query(
+    alice_client, started, django_assert_num_queries
+):
+    version = page_version()
+    alice_client.get("/")  # the session and user are loaded once per request, then cached
+    with django_assert_num_queries(3):  # session row, user row, and the version
+        response = alice_client.get("/", {"since": version}, **HTMX)
+    assert response.status_code == 204
+    assert response.content == b""
+
+
+def test_a_poll_after_a_change_re_renders_the_columns(alice_client, started, alice):
+    version = page_version()
+    append_event("s1", BLOCK, {"reason": "new blocker"}, user=alice)
+    response = alice_client.get("/", {"since": version}, **HTMX)
+    assert response.status_code == 200
+    assert "new blocker" in response.content.decode()
+    assert "<html" not in response.content.decode()
+
+
+def test_the_session_page_poll_is_204_when_unchanged(alice_client, started):
+    response = alice_client.get("/sessions/s1/", {"since": page_version()}, **HTMX)
+    assert response.status_code == 204
+
+
+def test_the_session_page_shows_the_timeline_and_log_link(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "why not"}, user=alice)
+    page = alice_client.get("/sessions/s1/").content.decode()
+    assert page.index("session_start") < page.index("session_block")
+    assert reverse("api-log", args=["s1"]) in page
+
+
+def test_an_unknown_session_page_is_404(alice_client):
+    assert alice_client.get("/sessions/nope/").status_code == 404
+
+
+def test_starting_a_session_without_javascript_redirects_to_the_board(alice_client):
+    response = alice_client.post(reverse("start"), {"title": "New work", "note": ""})
+    assert response.status_code == 302
+    event = Event.objects.get()
+    assert (event.title, event.note, event.actor) == ("New work", None, "alice")
+
+
+def test_starting_without_a_title_re_shows_the_form_with_the_error(alice_client):
+    response = alice_client.post(reverse("start"), {"title": ""})
+    assert response.status_code == 400
+    assert "This field is required." in response.content.decode()
+    assert count() == 0
+
+
+def test_blocking_without_javascript_appends_and_redirects(alice_client, started):
+    response = act(alice_client, "block", reason="waiting", next="/?mine=1")
+    assert response.status_code == 302
+    assert response.url == "/?mine=1"
+    assert Event.objects.get(seq=2).reason == "waiting"
+
+
+def test_the_redirect_never_leaves_the_site(alice_client, started):
+    response = act(alice_client, "close", next="https://evil.example/")
+    assert response.url == reverse("session", args=["s1"])
+
+
+def test_a_blank_reason_is_refused_with_the_form_re_shown(alice_client, started):
+    response = act(alice_client, "block", reason="  ")
+    assert response.status_code == 400
+    assert "required" in response.content.decode()
+    assert count() == 1
+
+
+def test_an_htmx_action_answers_with_the_fresh_card(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "on hold"}, user=alice)
+    response = alice_client.post(
+        reverse("act", args=["s1", "unblock"]), {"view": "card", "note": ""}, **HTMX
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.lstrip().startswith('<article class="card status-active"')
+    assert response["HX-Trigger"] == "sessions-changed"
+
+
+def test_an_htmx_validation_error_re_shows_the_card_form_with_the_message(alice_client, started):
+    response = alice_client.post(
+        reverse("act", args=["s1", "block"]), {"view": "card", "reason": ""}, **HTMX
+    )
+    assert response.status_code == 400
+    assert "This field is required." in response.content.decode()
+    assert count() == 1
+
+
+def test_a_stale_form_is_a_conflict_showing_the_current_state(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "first"}, user=alice)
+    response = act(alice_client, "review", expected_seq="1")
+    assert response.status_code == 409
+    assert "someone else acted first" in response.content.decode()
+    assert count() == 2
+
+
+def test_a_transition_the_table_refuses_is_a_conflict(alice_client, started, alice):
+    append_event("s1", CLOSE, {}, user=alice)
+    assert act(alice_client, "block", reason="late").status_code == 409
+    assert count() == 2
+
+
+def test_someone_else_gets_403_and_appends_nothing(bob_client, started):
+    assert act(bob_client, "block", reason="forged").status_code == 403
+    assert count() == 1
+
+
+def test_someone_else_sees_no_action_forms(bob_client, started):
+    page = bob_client.get("/").content.decode()
+    assert "Ship it" in page and reverse("act", args=["s1", "block"]) not in page
+
+
+def test_the_owner_sees_only_the_actions_the_table_allows(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "r"}, user=alice)
+    page = alice_client.get("/sessions/s1/").content.decode()
+    assert reverse("act", args=["s1", "unblock"]) in page
+    assert reverse("act", args=["s1", "review"]) not in page
+
+
+def test_a_lead_may_act_on_any_session(started, lead):
+    client = Client()
+    client.force_login(lead)
+    assert act(client, "close", note="done by lead").status_code == 302
+    assert Event.objects.get(seq=2).actor == "lead"
+
+
+@pytest.mark.parametrize(("session_id", "slug"), [("nope", "block"), ("s1", "explode")])
+def test_an_unknown_session_or_action_is_404(alice_client, started, session_id, slug):
+    assert act(alice_client, slug, session_id, reason="r").status_code == 404
+    assert count() == 1
+
+
+def test_posts_without_a_csrf_token_are_refused(started, alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert act(client, "block", reason="no token").status_code == 403
+    assert client.post(reverse("start"), {"title": "t"}).status_code == 403
+    assert count() == 1
+
+
+def test_every_form_carries_a_csrf_token(alice_client, started):
+    page = alice_client.get("/").content.decode()
+    assert page.count("<form") == page.count("csrfmiddlewaretoken") + 1  # + the GET filters
+
+
+def test_notes_are_escaped(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "<script>alert(1)</script>"}, user=alice)
+    for url in ("/", "/sessions/s1/"):
+        page = alice_client.get(url).content.decode()
+        assert "<script>alert(1)</script>" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
