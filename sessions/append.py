@@ -9,12 +9,14 @@ line of defence; a violation there means another writer won a race, and we retry
 
 import secrets
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from . import projections, vocabulary
 from .models import Event
+from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
 IDEMPOTENCY_KEY_MAX = 255
@@ -113,6 +115,55 @@ def _stream(session_id):
     return Event.objects.filter(session=session_id).records()
 
 
+# The append hot path runs these two statements as plain SQL: building them through the
+# ORM cost three quarters of an append's time (bench/append_inprocess.py, before/after in
+# bench/RESULTS.md). The status and owner need only the stream's first and last events.
+_ENDS_SQL = (
+    "SELECT seq, type, timestamp, actor FROM tower_event WHERE session = %s"
+    " AND (seq = 1 OR seq = (SELECT MAX(seq) FROM tower_event WHERE session = %s))"
+    " ORDER BY seq"
+)
+_INSERT_SQL = (
+    "INSERT INTO tower_event"
+    " (session, seq, type, timestamp, actor, title, reason, note, idempotency_key)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+_INSERTED_FIELDS = (
+    "id",
+    "session",
+    "seq",
+    "type",
+    "timestamp",
+    "actor",
+    "title",
+    "reason",
+    "note",
+    "idempotency_key",
+)
+
+
+def _from_db_timestamp(value):
+    # SQLite hands back naive datetimes (stored in UTC), PostgreSQL aware ones.
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _stream_ends(cursor, session_id):
+    """The stream's first and last events (one when they are the same; none if empty)."""
+    cursor.execute(_ENDS_SQL, [session_id, session_id])
+    return [
+        EventRecord(session_id, seq, event_type, _from_db_timestamp(timestamp), actor)
+        for seq, event_type, timestamp, actor in cursor.fetchall()
+    ]
+
+
+def _insert(cursor, values):
+    row = dict(zip(_INSERTED_FIELDS[1:], values, strict=True))
+    params = [*values]
+    params[3] = connection.ops.adapt_datetimefield_value(row["timestamp"])
+    cursor.execute(_INSERT_SQL, params)
+    return Event.from_db(connection.alias, _INSERTED_FIELDS, [cursor.fetchone()[0], *values])
+
+
 def append_event(
     session_id,
     event_type,
@@ -152,47 +203,55 @@ def _append_to_stream(session_id, event_type, fields, user, expected_seq, idempo
         earlier = Event.objects.filter(session=session_id, idempotency_key=idempotency_key).first()
         if earlier is not None:
             return Appended(earlier, created=False)
-    events = _stream(session_id)
-    status = projections.status(events)
-    seq = events[-1].seq if events else 0
-    if not events and event_type != vocabulary.START:
-        raise UnknownSession(session_id)
-    if events and event_type == vocabulary.START:
-        raise Conflict(
-            "session_exists",
-            f"A session with the id {session_id!r} already exists.",
-            session_id,
-            status,
-            seq,
+    with connection.cursor() as cursor:
+        ends = _stream_ends(cursor, session_id)
+        status = projections.status(ends)
+        seq = ends[-1].seq if ends else 0
+        if not ends and event_type != vocabulary.START:
+            raise UnknownSession(session_id)
+        if ends and event_type == vocabulary.START:
+            raise Conflict(
+                "session_exists",
+                f"A session with the id {session_id!r} already exists.",
+                session_id,
+                status,
+                seq,
+            )
+        owner = projections.owner(ends)
+        if ends and not may_act(user, owner):
+            raise Forbidden(
+                f"Only the session's owner ({owner}) or someone allowed "
+                "to act on any session may change it."
+            )
+        if expected_seq is not None and expected_seq != seq:
+            raise Conflict(
+                "stale_expected_seq",
+                f"The session moved on: you expected seq {expected_seq}, but it is at seq {seq}.",
+                session_id,
+                status,
+                seq,
+            )
+        problem = vocabulary.transition_error(event_type, status)
+        if problem:
+            raise Conflict(
+                "transition_not_allowed", f"Refused: {problem}.", session_id, status, seq
+            )
+        now = now or timezone.now()
+        timestamp = max(now, ends[-1].timestamp) if ends else now
+        event = _insert(
+            cursor,
+            [
+                session_id,
+                seq + 1,
+                event_type,
+                timestamp,
+                user.get_username(),
+                fields.get("title"),
+                fields.get("reason"),
+                fields.get("note"),
+                idempotency_key,
+            ],
         )
-    if events and not may_act(user, projections.owner(events)):
-        raise Forbidden(
-            f"Only the session's owner ({projections.owner(events)}) or someone allowed "
-            "to act on any session may change it."
-        )
-    if expected_seq is not None and expected_seq != seq:
-        raise Conflict(
-            "stale_expected_seq",
-            f"The session moved on: you expected seq {expected_seq}, but it is at seq {seq}.",
-            session_id,
-            status,
-            seq,
-        )
-    problem = vocabulary.transition_error(event_type, status)
-    if problem:
-        raise Conflict("transition_not_allowed", f"Refused: {problem}.", session_id, status, seq)
-    now = now or timezone.now()
-    timestamp = max(now, events[-1].timestamp) if events else now
-    event = Event(
-        session=session_id,
-        seq=seq + 1,
-        type=event_type,
-        timestamp=timestamp,
-        actor=user.get_username(),
-        idempotency_key=idempotency_key,
-        **fields,
-    )
-    event.save()
     return Appended(event, created=True)
 
 
