@@ -64,6 +64,7 @@ def setup_django(engine, fresh=True):
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)  # production static storage
 
 
 def parse_engines(argv):
@@ -86,16 +87,41 @@ def session_events(session_id, owner, count, start, closed=False):
         (BLOCK, {"reason": "CI is red on main"}),
         (UNBLOCK, {}),
     ]
-    rows = [Event(session=session_id, seq=1, type=START, timestamp=start, actor=owner,
-                  title=f"Work item {session_id}", note="draft the plan")]
+    rows = [
+        Event(
+            session=session_id,
+            seq=1,
+            type=START,
+            timestamp=start,
+            actor=owner,
+            title=f"Work item {session_id}",
+            note="draft the plan",
+        )
+    ]
     body = count - 2 if closed else count - 1
     for index in range(body):
         event_type, fields = cycle[index % len(cycle)]
-        rows.append(Event(session=session_id, seq=index + 2, type=event_type,
-                          timestamp=start + timedelta(minutes=index + 1), actor=owner, **fields))
+        rows.append(
+            Event(
+                session=session_id,
+                seq=index + 2,
+                type=event_type,
+                timestamp=start + timedelta(minutes=index + 1),
+                actor=owner,
+                **fields,
+            )
+        )
     if closed:
-        rows.append(Event(session=session_id, seq=count, type=CLOSE,
-                          timestamp=start + timedelta(minutes=count), actor=owner, note="done"))
+        rows.append(
+            Event(
+                session=session_id,
+                seq=count,
+                type=CLOSE,
+                timestamp=start + timedelta(minutes=count),
+                actor=owner,
+                note="done",
+            )
+        )
     return rows
 
 

@@ -87,7 +87,9 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=env_int("CONN_MAX_AGE", 0),
+        # Persistent connections: opening one per request cost more than the append.
+        conn_max_age=env_int("CONN_MAX_AGE", 60),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -133,6 +135,8 @@ STALE_AFTER_MINUTES = env_int("STALE_AFTER_MINUTES", 30)
 POLL_SECONDS = env_int("POLL_SECONDS", 5)
 # How long a closed session stays in the board's (folded) Closed column.
 RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)
+# Cards shown per board column before "Show all" (the counts always cover every session).
+BOARD_COLUMN_LIMIT = env_int("BOARD_COLUMN_LIMIT", 50)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

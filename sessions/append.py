@@ -2,20 +2,22 @@
 
 Both check events against the vocabulary and the transition table before inserting, and
 both insert inside one transaction that holds the session's stream against other
-writers: SQLite takes its write lock when the transaction begins (IMMEDIATE), PostgreSQL
-takes a per-session advisory lock. The unique (session, seq) constraint remains the last
-line of defence; a violation there means another writer won a race, and we retry.
+writers: SQLite takes its write lock when the transaction begins (IMMEDIATE), after the
+threads of one process have queued for it; PostgreSQL takes a per-session advisory lock.
+The unique (session, seq) constraint remains the last line of defence; a violation there
+means another writer won a race, and we retry.
 """
 
 import secrets
+import threading
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from datetime import UTC
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from . import projections, vocabulary
-from .models import Event
+from .models import Event, aware_utc
 from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
@@ -104,15 +106,23 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
         raise InvalidEvent(errors)
 
 
-def _hold_stream(session_id):
-    """Serialise writers of one stream (PostgreSQL; SQLite's IMMEDIATE already does)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [session_id])
+# SQLite has one writer at a time. Threads of one process queue on this lock instead of
+# in SQLite's busy handler, which sleeps in growing steps (up to 100 ms) and made the
+# latency of concurrent HTTP appends ten times worse (bench/RESULTS.md).
+_SQLITE_WRITER = threading.Lock()
 
 
-def _stream(session_id):
-    return Event.objects.filter(session=session_id).records()
+@contextmanager
+def _writing(session_id):
+    """A transaction that holds the session's stream against every other writer."""
+    queue = _SQLITE_WRITER if connection.vendor == "sqlite" else nullcontext()
+    with queue, transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [session_id]
+                )
+        yield
 
 
 # The append hot path runs these two statements as plain SQL: building them through the
@@ -142,16 +152,11 @@ _INSERTED_FIELDS = (
 )
 
 
-def _from_db_timestamp(value):
-    # SQLite hands back naive datetimes (stored in UTC), PostgreSQL aware ones.
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def _stream_ends(cursor, session_id):
     """The stream's first and last events (one when they are the same; none if empty)."""
     cursor.execute(_ENDS_SQL, [session_id, session_id])
     return [
-        EventRecord(session_id, seq, event_type, _from_db_timestamp(timestamp), actor)
+        EventRecord(session_id, seq, event_type, aware_utc(timestamp), actor)
         for seq, event_type, timestamp, actor in cursor.fetchall()
     ]
 
@@ -193,8 +198,7 @@ def append_event(
 
 
 def _append_in_transaction(session_id, *args):
-    with transaction.atomic():
-        _hold_stream(session_id)
+    with _writing(session_id):
         return _append_to_stream(session_id, *args)
 
 
@@ -267,9 +271,8 @@ def import_stream(session_id, records):
     events; raises `StreamMismatch` when it holds different ones.
     """
     records = list(records)
-    with transaction.atomic():
-        _hold_stream(session_id)
-        existing = _stream(session_id)
+    with _writing(session_id):
+        existing = Event.objects.stream(session_id)
         if existing:
             if existing == records:
                 return False

@@ -14,6 +14,18 @@ class Action:
     button: str
     field: str  # "reason" or "note"
 
+    @property
+    def label(self):
+        return self.field.capitalize()
+
+    @property
+    def required(self):
+        return self.field in vocabulary.REQUIRED_FIELDS.get(self.event_type, ())
+
+    @property
+    def max_length(self):
+        return vocabulary.MAX_LENGTH[self.field]
+
 
 ACTIONS = {
     action.slug: action
@@ -61,8 +73,7 @@ class ActionForm(forms.Form):
         kwargs.setdefault("auto_id", f"id_{session_id}_{action.slug}_%s")
         super().__init__(*args, **kwargs)
         self.action = action
-        required = action.field in vocabulary.REQUIRED_FIELDS.get(action.event_type, ())
-        self.fields[action.field] = text_field(action.field.capitalize(), action.field, required)
+        self.fields[action.field] = text_field(action.label, action.field, action.required)
 
     @property
     def text(self):

@@ -1,10 +1,25 @@
 """The event table, which only ever grows, and the API tokens that let agents append to it."""
 
+from datetime import UTC
+
 from django.conf import settings
-from django.db import models
+from django.core.exceptions import EmptyResultSet
+from django.db import connections, models
 
 from . import vocabulary
 from .projections import EventRecord
+
+
+def aware_utc(timestamp):
+    """A timestamp read on a plain cursor: SQLite gives naive UTC, PostgreSQL aware."""
+    return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
+
+
+def records_from_rows(rows):
+    return [
+        EventRecord(session, seq, kind, aware_utc(timestamp), *rest)
+        for session, seq, kind, timestamp, *rest in rows
+    ]
 
 
 class ImmutableEventError(Exception):
@@ -30,15 +45,37 @@ class EventQuerySet(models.QuerySet):
         return self.order_by("session", "seq").values_list(*EventRecord._fields)
 
     def records(self):
-        """The events as `EventRecord`s in stream order, without building model instances."""
-        return [EventRecord(*row) for row in self._record_rows()]
+        """The events as `EventRecord`s in stream order, without building model instances.
+
+        Runs the ORM's SQL on a plain cursor: Django's per-value converters were most of
+        the cost of loading a board's or an API response's streams.
+        """
+        try:
+            sql, params = self._record_rows().query.sql_with_params()
+        except EmptyResultSet:  # e.g. `session__in=[]`
+            return []
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(sql, params)
+            return records_from_rows(cursor.fetchall())
 
     def iter_records(self, chunk_size=2000):
         """Like `records`, streamed from the database in chunks (for exports)."""
         return (EventRecord(*row) for row in self._record_rows().iterator(chunk_size=chunk_size))
 
 
-EventManager = models.Manager.from_queryset(EventQuerySet)
+class EventManager(models.Manager.from_queryset(EventQuerySet)):
+    # One session's stream is read on every API append and page view: fixed SQL spares
+    # the ORM's query building, which cost more than the query (bench/RESULTS.md).
+    STREAM_SQL = (
+        "SELECT session, seq, type, timestamp, actor, title, reason, note"
+        " FROM tower_event WHERE session = %s ORDER BY seq"
+    )
+
+    def stream(self, session_id):
+        """One session's events as `EventRecord`s, in stream order."""
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(self.STREAM_SQL, [session_id])
+            return records_from_rows(cursor.fetchall())
 
 
 class Event(models.Model):

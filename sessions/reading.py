@@ -47,7 +47,12 @@ def session_views(session_ids, now=None, threshold=None):
 
 def session_view(session_id, now=None, threshold=None):
     """The view of one session, or None when it has no events."""
-    return session_views([session_id], now, threshold).get(session_id)
+    events = Event.objects.stream(session_id)
+    if not events:
+        return None
+    now = timezone.now() if now is None else now
+    threshold = stale_threshold() if threshold is None else threshold
+    return projections.session_view(session_id, events, now, threshold)
 
 
 def session_events(session_id):
@@ -68,13 +73,32 @@ def closes():
     return Event.objects.filter(type=vocabulary.CLOSE)
 
 
+def board_rows(owner, text, closed_since):
+    """(session id, status) of every open session and of those closed since
+    `closed_since`, newest activity first.
+
+    The status is read off each session's last event in SQL, by the same rule as
+    `projections.status` (the last transition wins), so that only the cards shown need
+    their events loaded.
+    """
+    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
+    rows = (
+        starts(owner, text)
+        .exclude(
+            session__in=closes().filter(timestamp__lt=closed_since).values("session"),
+        )
+        .annotate(
+            last_type=Subquery(last.values("type")[:1]),
+            last_at=Subquery(last.values("timestamp")[:1]),
+        )
+        .order_by("-last_at", "session")
+        .values_list("session", "last_type")
+    )
+    return [(session_id, vocabulary.STATUS_AFTER[kind]) for session_id, kind in rows]
+
+
 def open_session_ids(owner=None, text=None):
     rows = starts(owner, text).exclude(session__in=closes().values("session"))
-    return list(rows.values_list("session", flat=True))
-
-
-def closed_since_ids(since, owner=None, text=None):
-    rows = closes().filter(timestamp__gte=since, session__in=starts(owner, text).values("session"))
     return list(rows.values_list("session", flat=True))
 
 

@@ -22,24 +22,25 @@ COLUMNS = (vocabulary.ACTIVE, vocabulary.BLOCKED, vocabulary.IN_REVIEW, vocabula
 
 @dataclass
 class Card:
-    """A session as the viewer sees it: its view and the actions open to them."""
+    """A session as the viewer sees it: its view and the actions open to them.
+
+    Each action comes with the form that just failed for it, if any; the others are
+    written as plain HTML (building a Form per card made a large board slow).
+    """
 
     view: object
-    forms: list = field(default_factory=list)
+    actions: list = field(default_factory=list)  # (Action, failed ActionForm or None)
     message: str | None = None
 
 
 def make_card(view, user, failed_form=None, message=None):
-    forms = []
+    actions = []
     if may_act(user, view.owner):
         for action in ACTIONS.values():
-            if vocabulary.transition_error(action.event_type, view.status):
-                continue
-            if failed_form is not None and failed_form.action == action:
-                forms.append(failed_form)
-            else:
-                forms.append(ActionForm(action, view.id, initial={"expected_seq": view.seq}))
-    return Card(view, forms, message)
+            if not vocabulary.transition_error(action.event_type, view.status):
+                failed = failed_form if failed_form and failed_form.action == action else None
+                actions.append((action, failed))
+    return Card(view, actions, message)
 
 
 def page_version():
@@ -63,26 +64,35 @@ def board_filters(request):
 
 def board_context(request, start_form=None):
     filters = board_filters(request)
+    show_all = request.GET.get("all") == "1"
     now = timezone.now()
     since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
-    owner, text = filters["owner"] or None, filters["q"] or None
     version = page_version()
-    ids = reading.open_session_ids(owner, text) + reading.closed_since_ids(since, owner, text)
-    views = sorted(
-        reading.session_views(ids, now).values(), key=lambda v: v.last_event_at, reverse=True
-    )
-    columns = {status: [] for status in COLUMNS}
-    for view in views:
-        columns[view.status].append(make_card(view, request.user))
+    rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since)
+    by_status = {status: [] for status in COLUMNS}
+    for session_id, status in rows:
+        by_status[status].append(session_id)
+    limit = None if show_all else settings.BOARD_COLUMN_LIMIT
+    shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
+    views = reading.session_views(shown, now)
     query = request.GET.copy()
     query.pop("since", None)
+    show_all_query = query.copy()
+    show_all_query["all"] = "1"
     return {
         "columns": [
-            {"status": status, "label": vocabulary.STATUS_LABELS[status], "cards": cards}
-            for status, cards in columns.items()
+            {
+                "status": status,
+                "label": vocabulary.STATUS_LABELS[status],
+                "count": len(ids),
+                "cards": [make_card(views[i], request.user) for i in ids[:limit] if i in views],
+            }
+            for status, ids in by_status.items()
         ],
         "filters": filters,
         "query": query.urlencode(),
+        "show_all_query": show_all_query.urlencode(),
+        "next_url": f"{reverse('board')}?{query.urlencode()}",
         "version": version,
         "start_form": start_form or StartForm(),
         "poll_seconds": settings.POLL_SECONDS,
@@ -121,6 +131,7 @@ def session_context(request, session_id, failed_form=None, message=None):
     return {
         "card": make_card(view, request.user, failed_form, message),
         "events": reading.session_events(session_id),
+        "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
         "poll_seconds": settings.POLL_SECONDS,
     }

@@ -1,8 +1,11 @@
 """The board, session page and forms over Django's test client (no JavaScript)."""
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from sessions.append import append_event
 from sessions.models import Event
@@ -220,3 +223,34 @@ def test_notes_are_escaped(alice_client, started, alice):
         page = alice_client.get(url).content.decode()
         assert "<script>alert(1)</script>" not in page
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_a_column_shows_its_newest_cards_up_to_the_limit_with_the_full_count(
+    alice_client, alice, settings
+):
+    settings.BOARD_COLUMN_LIMIT = 2
+    for n in range(3):
+        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    page = alice_client.get("/").content.decode()
+    assert 'id="col-active">Active <span class="count">3</span>' in page
+    assert "Session number 2" in page and "Session number 0" not in page
+    assert "Showing the 2 most recent of 3." in page
+
+
+def test_show_all_lifts_the_column_limit(alice_client, alice, settings):
+    settings.BOARD_COLUMN_LIMIT = 1
+    for n in range(3):
+        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    page = alice_client.get("/", {"all": "1"}).content.decode()
+    assert all(f"Session number {n}" in page for n in range(3))
+
+
+def test_sessions_closed_long_ago_leave_the_board(alice_client, started, alice, settings):
+    settings.RECENTLY_CLOSED_HOURS = 1
+    two_hours_ago = timezone.now() - timedelta(hours=2)
+    append_event("old", START, {"title": "Old work"}, user=alice, now=two_hours_ago)
+    append_event("old", CLOSE, {}, user=alice, now=two_hours_ago)
+    append_event("new", START, {"title": "New work"}, user=alice)
+    append_event("new", CLOSE, {}, user=alice)
+    page = alice_client.get("/").content.decode()
+    assert "New work" in page and "Old work" not in page

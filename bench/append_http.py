@@ -1,0 +1,150 @@
+"""Benchmark 2: appends over HTTP to a real gunicorn on loopback, 8 and 32 clients.
+
+    python bench/append_http.py [sqlite] [postgresql]
+
+Each client owns SESSIONS_PER_CLIENT sessions and appends block/unblock events to them in
+turn over a keep-alive connection until the fixed total is reached (sessions end with
+15 to 50 events, as real ones do). Reports events/s, p50/p99 latency, errors,
+and checks that every acknowledged event is stored exactly once.
+"""
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from common import ROOT, machine, parse_engines, percentile, report, server_env, setup_django
+
+TOTAL = 4000
+SESSIONS_PER_CLIENT = 10
+PORT = 8799
+# Override to compare server shapes, e.g. BENCH_GUNICORN="--workers 1 --threads 8".
+GUNICORN = os.environ.get("BENCH_GUNICORN", "--workers 2 --worker-class sync").split()
+
+
+def start_server(engine):
+    args = [sys.executable, "-m", "gunicorn", "controltower.wsgi", "--bind", f"127.0.0.1:{PORT}"]
+    args += [*GUNICORN, "--log-level", "warning"]
+    server = subprocess.Popen(args, cwd=ROOT, env=server_env(engine))
+    for _ in range(300):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
+            conn.request("GET", "/api/openapi.json")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not start")
+
+
+def client_run(token, sessions, count):
+    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    latencies, acknowledged, errors = [], [], 0
+    for n in range(count):
+        session_id = sessions[n % len(sessions)]
+        turn = n // len(sessions)
+        body = (
+            {"type": "session_block", "reason": f"r{n}"}
+            if turn % 2 == 0
+            else {"type": "session_unblock"}
+        )
+        begin = time.perf_counter()
+        try:
+            conn.request("POST", f"/api/sessions/{session_id}/events", json.dumps(body), headers)
+            response = conn.getresponse()
+            payload = response.read()
+        except OSError:
+            errors += 1
+            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+            continue
+        latencies.append((time.perf_counter() - begin) * 1000)
+        if response.status == 201:
+            acknowledged.append((session_id, json.loads(payload)["event"]["seq"]))
+        else:
+            errors += 1
+    conn.close()
+    return latencies, acknowledged, errors
+
+
+def run(token, clients, prefix):
+    from django.contrib.auth.models import User
+
+    from sessions.append import append_event
+
+    user = User.objects.get(username="bench")
+    sessions = [f"{prefix}{n}" for n in range(clients * SESSIONS_PER_CLIENT)]
+    for session_id in sessions:
+        append_event(session_id, "session_start", {"title": session_id}, user=user)
+    shares = [sessions[n::clients] for n in range(clients)]
+    begin = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        results = list(pool.map(lambda mine: client_run(token, mine, TOTAL // clients), shares))
+    elapsed = time.perf_counter() - begin
+    latencies = [ms for result in results for ms in result[0]]
+    acknowledged = [ack for result in results for ack in result[1]]
+    errors = sum(result[2] for result in results)
+    return elapsed, latencies, acknowledged, errors, sessions
+
+
+def stored_exactly_once(acknowledged, sessions):
+    from sessions.models import Event
+
+    rows = list(Event.objects.filter(session__in=sessions, seq__gt=1).values_list("session", "seq"))
+    return len(rows) == len(set(rows)) == len(acknowledged) and set(rows) == set(acknowledged)
+
+
+def main(engine):
+    setup_django(engine)
+    from django.contrib.auth.models import User
+
+    from sessions.tokens import create_token
+
+    _, token = create_token(User.objects.create_user("bench"), "bench")
+    server = start_server(engine)
+    rows = []
+    try:
+        for clients in (8, 32):
+            elapsed, latencies, acknowledged, errors, sessions = run(token, clients, f"c{clients}-")
+            rows.append(
+                (
+                    engine,
+                    clients,
+                    len(latencies),
+                    f"{len(acknowledged) / elapsed:,.0f}",
+                    f"{percentile(latencies, 0.5):.1f}",
+                    f"{percentile(latencies, 0.99):.1f}",
+                    errors,
+                    "yes" if stored_exactly_once(acknowledged, sessions) else "NO",
+                )
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    report(
+        f"Append over HTTP ({engine}, gunicorn {' '.join(GUNICORN)})",
+        rows,
+        [
+            "database",
+            "clients",
+            "requests",
+            "events/s",
+            "p50 ms",
+            "p99 ms",
+            "errors",
+            "stored exactly once",
+        ],
+    )
+
+
+if __name__ == "__main__":
+    engines = parse_engines(sys.argv[1:])
+    if len(engines) > 1:
+        print(f"machine: {machine()}")
+        for engine in engines:
+            subprocess.run([sys.executable, __file__, engine], check=True)
+    else:
+        main(engines[0])

@@ -1,0 +1,134 @@
+"""Benchmarks 3–5: board and API cost by size, an unchanged poll, and the files baseline.
+
+    python bench/board.py [sqlite] [postgresql]
+
+Server time (median and p90 of 15 runs, through Django's full request handling) to
+render the board and to answer GET /api/sessions, at 100, 1,000 and 5,000 open sessions
+of 20 events, and at 1,000 open with 0, 10,000 and 100,000 closed sessions (5 events
+each) behind them; an unchanged poll; and the same board data computed by reading and
+replaying the open sessions' `<id>.jsonl` files instead of the database.
+"""
+
+import io
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import machine, parse_engines, report, reset_database, seed, setup_django, timed
+
+SCENARIOS = [(100, 0), (1000, 0), (5000, 0), (1000, 10_000), (1000, 100_000)]
+
+
+def files_board_data(folder, now, threshold):
+    """Board data the file-based way: read every log, replay it, project it."""
+    from sessions import projections
+    from sessions.jsonl import decode_log
+
+    views = []
+    for path in folder.iterdir():
+        session_id, events = decode_log(path.name, path.read_bytes())
+        views.append(projections.session_view(session_id, events, now, threshold))
+    return views
+
+
+def database_board_data(now, threshold):
+    from sessions import reading
+
+    return list(reading.session_views(reading.open_session_ids(), now, threshold).values())
+
+
+def measure(open_sessions, closed_sessions):
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.test import Client
+    from django.utils import timezone
+
+    from sessions import reading
+    from sessions.tokens import create_token
+    from sessions.views import page_version
+
+    begin = time.perf_counter()
+    seed(open_sessions, closed_sessions)
+    seeded = time.perf_counter() - begin
+    user = User.objects.create_user("viewer")
+    _, token = create_token(user, "bench")
+    browser, agent = Client(), Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    browser.force_login(user)
+
+    def get(client, path, expected=200, **extra):
+        response = client.get(path, **extra)
+        assert response.status_code == expected, response.status_code
+
+    board = timed(lambda: get(browser, "/"))
+    api = timed(lambda: get(agent, "/api/sessions"))
+    version = page_version()
+    poll = timed(lambda: get(browser, f"/?since={version}", 204, HTTP_HX_REQUEST="true"), 50)
+
+    now, threshold = timezone.now(), reading.stale_threshold()
+    with tempfile.TemporaryDirectory() as folder:
+        open_ids = reading.open_session_ids()
+        call_command("export_jsonl", *open_ids, out=folder, stdout=io.StringIO())
+        files = timed(lambda: files_board_data(Path(folder), now, threshold), 5)
+    database = timed(lambda: database_board_data(now, threshold), 5)
+    return seeded, board, api, poll, database, files
+
+
+def main(engine):
+    setup_django(engine)
+    from django.core.management import call_command
+    from django.db import connections
+
+    rows, poll_rows, file_rows = [], [], []
+    for open_sessions, closed_sessions in SCENARIOS:
+        connections.close_all()
+        reset_database(engine)
+        call_command("migrate", verbosity=0)
+        seeded, board, api, poll, database, files = measure(open_sessions, closed_sessions)
+        label = (engine, f"{open_sessions:,}", f"{closed_sessions:,}")
+        rows.append(
+            (
+                *label,
+                f"{board[0]:.0f} / {board[1]:.0f}",
+                f"{api[0]:.0f} / {api[1]:.0f}",
+                f"{seeded:.0f}",
+            )
+        )
+        poll_rows.append((*label, f"{poll[0]:.2f} / {poll[1]:.2f}"))
+        file_rows.append(
+            (*label, f"{database[0]:.0f}", f"{files[0]:.0f}", f"{files[0] / database[0]:.2f}")
+        )
+        print(f"done {label}", file=sys.stderr)
+    report(
+        f"Board and API server time ({engine})",
+        rows,
+        [
+            "database",
+            "open",
+            "closed",
+            "board ms (median / p90)",
+            "GET /api/sessions ms (median / p90)",
+            "seed s",
+        ],
+    )
+    report(
+        f"Unchanged poll ({engine})",
+        poll_rows,
+        ["database", "open", "closed", "poll ms (median / p90)"],
+    )
+    report(
+        f"Board data: database vs replaying JSONL files ({engine})",
+        file_rows,
+        ["database", "open", "closed", "database ms", "files ms", "files ÷ database"],
+    )
+
+
+if __name__ == "__main__":
+    engines = parse_engines(sys.argv[1:])
+    if len(engines) > 1:
+        print(f"machine: {machine()}")
+        for engine in engines:
+            subprocess.run([sys.executable, __file__, engine], check=True)
+    else:
+        main(engines[0])
