@@ -2,10 +2,12 @@
 
 import functools
 import json
+import uuid
 from datetime import timedelta
 
 from django.core.exceptions import RequestDataTooBig
 from django.core.paginator import EmptyPage, Paginator
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -22,6 +24,7 @@ from .append import (
 from .tokens import user_for_token
 
 PAGE_SIZE = 50
+DATABASE_ATTEMPTS = 2
 MAX_PAGE_SIZE = 200
 START_KEYS = {"id", "title", "note"}
 EVENT_KEYS = {"type", "expected_seq", *vocabulary.TEXT_FIELDS}
@@ -121,6 +124,40 @@ def view_of(session_id, threshold=None):
     return view
 
 
+def respond(view, request, *args, **kwargs):
+    """Run an API view, turning every refusal into its JSON error."""
+    try:
+        user = authenticate(request)
+        return view(request, user, *args, **kwargs)
+    except ApiError as exc:
+        return error_response(exc.status, exc.code, exc.detail, **exc.extra)
+    except Conflict as exc:
+        session = reading.session_view(exc.session_id)
+        return error_response(
+            409, exc.code, exc.detail, session=view_json(session) if session else None
+        )
+    except InvalidEvent as exc:
+        return error_response(400, exc.code, exc.detail, fields=exc.errors)
+    except AppendError as exc:
+        return error_response(exc.status_code, exc.code, exc.detail)
+    except RequestDataTooBig:
+        return error_response(413, "too_large", "The request body is too large.")
+
+
+def request_key(request):
+    """The request's idempotency key, and whether the client sent it.
+
+    A request without one gets a key of its own, so that retrying it on the server after
+    a lost database connection cannot append its event twice.
+    """
+    given = request.headers.get("Idempotency-Key")
+    if given is not None:
+        return given, True
+    if not hasattr(request, "_tower_key"):
+        request._tower_key = f"auto-{uuid.uuid4().hex}"
+    return request._tower_key, False
+
+
 def api_view(*methods):
     """Method check, authentication, and every refusal turned into a JSON error."""
 
@@ -134,34 +171,26 @@ def api_view(*methods):
                 )
                 response["Allow"] = ", ".join(methods)
                 return response
-            try:
-                user = authenticate(request)
-                return view(request, user, *args, **kwargs)
-            except ApiError as exc:
-                return error_response(exc.status, exc.code, exc.detail, **exc.extra)
-            except Conflict as exc:
-                session = reading.session_view(exc.session_id)
-                return error_response(
-                    409, exc.code, exc.detail, session=view_json(session) if session else None
-                )
-            except InvalidEvent as exc:
-                return error_response(400, exc.code, exc.detail, fields=exc.errors)
-            except AppendError as exc:
-                return error_response(exc.status_code, exc.code, exc.detail)
-            except RequestDataTooBig:
-                return error_response(413, "too_large", "The request body is too large.")
+            for _ in range(DATABASE_ATTEMPTS):
+                try:
+                    return respond(view, request, *args, **kwargs)
+                except (OperationalError, InterfaceError):
+                    # The database connection was lost mid-request (a restart, a dropped
+                    # backend). Every append carries an idempotency key (`request_key`),
+                    # so running the request again on a new connection cannot append twice.
+                    connection.close()
+            return error_response(
+                503, "unavailable", "The database is unreachable; try again shortly."
+            )
 
         return wrapped
 
     return decorate
 
 
-def appended_response(result):
-    session = reading.session_view(result.event.session)
-    return JsonResponse(
-        {"event": jsonl.event_dict(result.event), "session": view_json(session)},
-        status=201 if result.created else 200,
-    )
+def created_status(result, key_given):
+    """201 for a new event; 200 when the client's own key repeated an earlier append."""
+    return 200 if key_given and not result.created else 201
 
 
 @api_view("GET", "POST")
@@ -177,15 +206,10 @@ def start_session(request, user):
     if session_id is None:
         session_id = new_session_id()
     fields = {"title": body.get("title"), "note": body.get("note")}
-    result = append_event(
-        session_id,
-        vocabulary.START,
-        fields,
-        user=user,
-        idempotency_key=request.headers.get("Idempotency-Key"),
-    )
+    key, key_given = request_key(request)
+    result = append_event(session_id, vocabulary.START, fields, user=user, idempotency_key=key)
     session = view_json(reading.session_view(result.event.session))
-    return JsonResponse(session, status=201 if result.created else 200)
+    return JsonResponse(session, status=created_status(result, key_given))
 
 
 def list_sessions(request):
@@ -246,15 +270,20 @@ def session_events(request, user, session_id):
             400, "invalid", "type is required: one of " + ", ".join(vocabulary.EVENT_TYPES)
         )
     fields = {name: body[name] for name in vocabulary.TEXT_FIELDS if name in body}
+    key, key_given = request_key(request)
     result = append_event(
         session_id,
         event_type,
         fields,
         user=user,
         expected_seq=body.get("expected_seq"),
-        idempotency_key=request.headers.get("Idempotency-Key"),
+        idempotency_key=key,
     )
-    return appended_response(result)
+    session = reading.session_view(session_id)
+    return JsonResponse(
+        {"event": jsonl.event_dict(result.event), "session": view_json(session)},
+        status=created_status(result, key_given),
+    )
 
 
 @api_view("GET")

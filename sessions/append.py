@@ -125,7 +125,7 @@ def _writing(session_id):
         yield
 
 
-# The append hot path runs these two statements as plain SQL: building them through the
+# The append hot path runs its statements as plain SQL: building them through the
 # ORM cost three quarters of an append's time (bench/append_inprocess.py, before/after in
 # bench/RESULTS.md). The status and owner need only the stream's first and last events.
 _ENDS_SQL = (
@@ -133,6 +133,7 @@ _ENDS_SQL = (
     " AND (seq = 1 OR seq = (SELECT MAX(seq) FROM tower_event WHERE session = %s))"
     " ORDER BY seq"
 )
+_KEY_SQL = "SELECT id FROM tower_event WHERE session = %s AND idempotency_key = %s"
 _INSERT_SQL = (
     "INSERT INTO tower_event"
     " (session, seq, type, timestamp, actor, title, reason, note, idempotency_key)"
@@ -203,11 +204,12 @@ def _append_in_transaction(session_id, *args):
 
 
 def _append_to_stream(session_id, event_type, fields, user, expected_seq, idempotency_key, now):
-    if idempotency_key is not None:
-        earlier = Event.objects.filter(session=session_id, idempotency_key=idempotency_key).first()
-        if earlier is not None:
-            return Appended(earlier, created=False)
     with connection.cursor() as cursor:
+        if idempotency_key is not None:
+            cursor.execute(_KEY_SQL, [session_id, idempotency_key])
+            earlier = cursor.fetchone()
+            if earlier is not None:
+                return Appended(Event.objects.get(pk=earlier[0]), created=False)
         ends = _stream_ends(cursor, session_id)
         status = projections.status(ends)
         seq = ends[-1].seq if ends else 0

@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Max, OuterRef, Q, Subquery
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from . import projections, vocabulary
@@ -82,11 +82,11 @@ def board_rows(owner, text, closed_since):
     their events loaded.
     """
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
+    closed = closes().filter(session=OuterRef("session"))
+    recently_closed = closes().filter(timestamp__gte=closed_since).values("session")
     rows = (
         starts(owner, text)
-        .exclude(
-            session__in=closes().filter(timestamp__lt=closed_since).values("session"),
-        )
+        .filter(~Exists(closed) | Q(session__in=recently_closed))
         .annotate(
             last_type=Subquery(last.values("type")[:1]),
             last_at=Subquery(last.values("timestamp")[:1]),

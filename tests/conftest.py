@@ -1,6 +1,7 @@
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -132,8 +133,8 @@ def free_port():
 class Gunicorn:
     """A real gunicorn serving the test database on a loopback port."""
 
-    def __init__(self, database_url, workers=2, threads=4):
-        self.port = free_port()
+    def __init__(self, database_url, workers=2, threads=4, port=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
@@ -157,9 +158,11 @@ class Gunicorn:
             "warning",
         ]
         self.process = None
+        self.killed_workers = 0
 
     def start(self):
-        self.process = subprocess.Popen(self.args, cwd=ROOT, env=self.env)
+        # A session of its own, so that `kill` can take the master and workers at once.
+        self.process = subprocess.Popen(self.args, cwd=ROOT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -172,6 +175,16 @@ class Gunicorn:
     def worker_pids(self):
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
         return [int(pid) for pid in children.read_text().split()]
+
+    def kill_worker(self):
+        """SIGKILL one worker; the master starts another."""
+        os.kill(self.worker_pids()[0], signal.SIGKILL)
+        self.killed_workers += 1
+
+    def kill(self):
+        """SIGKILL the master and every worker, as a crash or power cut would."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
     def stop(self):
         if self.process and self.process.poll() is None:
