@@ -7,7 +7,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/controltower
 # `make run` is local use: debug on, so no secret key is needed.
 RUN_ENV := DEBUG=1
 
-.PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo
+.PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo token
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,3 +60,7 @@ clean:
 demo: $(VENV)/.run-installed
 	$(RUN_ENV) $(PY) manage.py migrate --noinput -v0
 	$(RUN_ENV) $(PY) manage.py import_jsonl demo/
+
+# Print a new API token for a user: make token user=admin [name=my-agent]
+token: $(VENV)/.run-installed
+	@$(RUN_ENV) $(PY) manage.py create_token "$(user)" --name "$(or $(name),agent)"

@@ -106,9 +106,9 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
         raise InvalidEvent(errors)
 
 
-# SQLite has one writer at a time. Threads of one process queue on this lock instead of
-# in SQLite's busy handler, which sleeps in growing steps (up to 100 ms) and made the
-# latency of concurrent HTTP appends ten times worse (bench/RESULTS.md).
+# SQLite has one writer at a time. Threads of one process (gunicorn's gthread workers)
+# queue on this lock rather than in SQLite's busy handler, which polls in growing sleeps
+# of up to 100 ms; other processes still meet the busy handler.
 _SQLITE_WRITER = threading.Lock()
 
 

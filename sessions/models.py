@@ -117,7 +117,8 @@ class Event(models.Model):
                 name="tower_event_closes",
             ),
             models.Index(fields=["actor"], name="tower_event_actor"),
-            models.Index(fields=["timestamp"], name="tower_event_timestamp"),
+            # Newest activity first (the API's list walks it backwards) and the admin.
+            models.Index(fields=["timestamp", "id"], name="tower_event_timestamp_id"),
         ]
         permissions = [("act_on_any_session", "Can act on any session")]
 
@@ -132,16 +133,6 @@ class Event(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ImmutableEventError("delete()")
-
-    @property
-    def own_fields(self):
-        """The type's own fields that are set, in vocabulary order."""
-        fields = {}
-        for name in vocabulary.FIELDS.get(self.type, ()):
-            value = getattr(self, name)
-            if value is not None:
-                fields[name] = value
-        return fields
 
 
 class ApiToken(models.Model):

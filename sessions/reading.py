@@ -97,30 +97,22 @@ def board_rows(owner, text, closed_since):
     return [(session_id, vocabulary.STATUS_AFTER[kind]) for session_id, kind in rows]
 
 
-def open_session_ids(owner=None, text=None):
-    rows = starts(owner, text).exclude(session__in=closes().values("session"))
-    return list(rows.values_list("session", flat=True))
-
-
 def listing(owner=None, text=None, status=None, stale=None, stale_before=None):
-    """Session ids, newest activity first, narrowed as asked.
+    """Session ids, newest activity first, narrowed as asked (a queryset to slice).
 
-    `status` keeps one status; `stale` (True or False) keeps the sessions that are, or are
-    not, active and quiet since `stale_before`.
+    Walks events newest first and keeps each session's last one (no later event in its
+    stream), so a page costs the events it passes over, not the whole history: the last
+    event also gives the status filter (the last transition wins) and the stale filter.
+    `stale` (True or False) keeps the sessions that are, or are not, active and quiet
+    since `stale_before`.
     """
-    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
-    rows = starts(owner, text)
-    if status == vocabulary.CLOSED:
-        rows = rows.filter(session__in=closes().values("session"))
-    elif status is not None or stale:
-        rows = rows.exclude(session__in=closes().values("session"))
-    rows = rows.annotate(
-        last_type=Subquery(last.values("type")[:1]),
-        last_at=Subquery(last.values("timestamp")[:1]),
-    )
+    later = Event.objects.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
+    tails = Event.objects.filter(~Exists(later))
+    if owner or text:
+        tails = tails.filter(session__in=starts(owner, text).values("session"))
     if status is not None:
-        rows = rows.filter(last_type__in=LAST_TYPES[status])
+        tails = tails.filter(type__in=LAST_TYPES[status])
     if stale is not None:
-        quiet = Q(last_type__in=LAST_TYPES[vocabulary.ACTIVE], last_at__lt=stale_before)
-        rows = rows.filter(quiet) if stale else rows.exclude(quiet)
-    return rows.order_by("-last_at", "session").values_list("session", flat=True)
+        quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=stale_before)
+        tails = tails.filter(quiet) if stale else tails.exclude(quiet)
+    return tails.order_by("-timestamp", "-id").values_list("session", flat=True)

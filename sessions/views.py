@@ -32,6 +32,10 @@ class Card:
     actions: list = field(default_factory=list)  # (Action, failed ActionForm or None)
     message: str | None = None
 
+    @property
+    def status_label(self):
+        return vocabulary.STATUS_LABELS.get(self.view.status, "")
+
 
 def make_card(view, user, failed_form=None, message=None):
     actions = []

@@ -273,3 +273,14 @@ def test_export_leaves_absent_optional_fields_out():
     for event_type in (UNBLOCK, CLOSE):
         event = EventRecord("s", 2, event_type, datetime(2026, 11, 29, tzinfo=UTC), "a")
         assert jsonl.encode_event(event).endswith('"actor":"a"}\n')
+
+
+@pytest.mark.django_db
+def test_large_imports_show_progress(tmp_path, monkeypatch):
+    from sessions.management.commands import import_jsonl
+
+    monkeypatch.setattr(import_jsonl, "PROGRESS_EVERY", 2)
+    for path in (CONFORMANCE / "logs").iterdir():
+        shutil.copy(path, tmp_path)
+    _, stderr = import_logs(tmp_path)
+    assert "2/5 files" in stderr and "4/5 files" in stderr

@@ -1,0 +1,15 @@
+"""Run every benchmark on SQLite and PostgreSQL, one after another (`make bench`)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from common import machine
+
+HERE = Path(__file__).resolve().parent
+
+if __name__ == "__main__":
+    print(f"machine: {machine()}", flush=True)
+    for script in ("append_inprocess.py", "append_http.py", "board.py"):
+        for engine in ("sqlite", "postgresql"):
+            subprocess.run([sys.executable, str(HERE / script), engine, *sys.argv[1:]], check=True)
