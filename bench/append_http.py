@@ -16,7 +16,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from common import ROOT, machine, parse_engines, percentile, report, server_env, setup_django
+from common import ROOT, percentile, report, run_per_engine, server_env, setup_django
 
 TOTAL = 4000
 SESSIONS_PER_CLIENT = 10
@@ -141,10 +141,4 @@ def main(engine):
 
 
 if __name__ == "__main__":
-    engines = parse_engines(sys.argv[1:])
-    if len(engines) > 1:
-        print(f"machine: {machine()}")
-        for engine in engines:
-            subprocess.run([sys.executable, __file__, engine], check=True)
-    else:
-        main(engines[0])
+    run_per_engine(__file__, main)

@@ -6,12 +6,10 @@ Each run appends EVENTS block events spread over SESSIONS sessions (each writer 
 own share of the sessions), then checks every seq is contiguous.
 """
 
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from common import machine, parse_engines, report, setup_django
+from common import report, run_per_engine, setup_django
 
 EVENTS = 4000
 SESSIONS = 40
@@ -57,10 +55,4 @@ def main(engine):
 
 
 if __name__ == "__main__":
-    engines = parse_engines(sys.argv[1:])
-    if len(engines) > 1:  # one process per engine: Django is set up once per process
-        print(f"machine: {machine()}")
-        for engine in engines:
-            subprocess.run([sys.executable, __file__, engine], check=True)
-    else:
-        main(engines[0])
+    run_per_engine(__file__, main)

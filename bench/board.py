@@ -10,13 +10,12 @@ view) computed by reading and replaying every session's `<id>.jsonl` file instea
 """
 
 import io
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import machine, parse_engines, report, reset_database, seed, setup_django, timed
+from common import report, reset_database, run_per_engine, seed, setup_django, timed
 
 SCENARIOS = [(100, 0), (1000, 0), (5000, 0), (1000, 10_000), (1000, 100_000)]
 
@@ -129,10 +128,4 @@ def main(engine):
 
 
 if __name__ == "__main__":
-    engines = parse_engines(sys.argv[1:])
-    if len(engines) > 1:
-        print(f"machine: {machine()}")
-        for engine in engines:
-            subprocess.run([sys.executable, __file__, engine], check=True)
-    else:
-        main(engines[0])
+    run_per_engine(__file__, main)

@@ -8,6 +8,7 @@ import os
 import platform
 import secrets
 import statistics
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -67,9 +68,16 @@ def setup_django(engine, fresh=True):
     call_command("collectstatic", interactive=False, verbosity=0)  # production static storage
 
 
-def parse_engines(argv):
-    names = [arg for arg in argv if arg in ("sqlite", "postgresql")]
-    return names or ["sqlite", "postgresql"]
+def run_per_engine(script, main):
+    """`main(engine)` for the engine named on the command line; with none or both named,
+    the script again per engine, each in a process of its own (Django is set up once)."""
+    engines = [arg for arg in sys.argv[1:] if arg in ("sqlite", "postgresql")]
+    if len(engines) == 1:
+        main(engines[0])
+        return
+    print(f"machine: {machine()}", flush=True)
+    for engine in engines or ["sqlite", "postgresql"]:
+        subprocess.run([sys.executable, script, engine], check=True)
 
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

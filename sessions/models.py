@@ -112,7 +112,7 @@ class Event(models.Model):
                 name="tower_event_starts",
             ),
             models.Index(
-                fields=["session"],
+                fields=["session", "timestamp"],
                 condition=models.Q(type=vocabulary.CLOSE),
                 name="tower_event_closes",
             ),

@@ -47,6 +47,12 @@ def make_card(view, user, failed_form=None, message=None):
     return Card(view, actions, message)
 
 
+def add_errors(form, refusal):
+    """Show an `InvalidEvent`'s reasons next to the form's fields."""
+    for name, problem in refusal.errors.items():
+        form.add_error(name if name in form.fields else None, f"This {problem}.")
+
+
 def page_version():
     """Changes when an event is appended, and once a minute so that ages and staleness
     (which move with the clock alone) are re-rendered too."""
@@ -123,8 +129,7 @@ def start(request):
             append_event(new_session_id(), vocabulary.START, form.event_fields(), user=request.user)
             return redirect("board")
         except InvalidEvent as exc:
-            for name, problem in exc.errors.items():
-                form.add_error(name if name in form.fields else None, f"This {problem}.")
+            add_errors(form, exc)
     return render(request, "sessions/board.html", board_context(request, form), status=400)
 
 
@@ -179,8 +184,7 @@ def act(request, session_id, slug):
             )
             status, failed = 200, None
         except InvalidEvent as exc:
-            for name, problem in exc.errors.items():
-                form.add_error(name if name in form.fields else None, f"This {problem}.")
+            add_errors(form, exc)
         except Conflict as exc:
             status, failed = 409, None
             message = f"Not done: someone else acted first. {exc.detail} This is the current state."

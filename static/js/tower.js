@@ -6,3 +6,13 @@ function towerMayRefresh() {
   if (active && active.closest("form") && active.closest("#board, #session-main")) return false;
   return !document.querySelector("#board details.act[open]");
 }
+
+// A refresh re-renders the board: keep the Closed column unfolded if it was.
+let towerClosedOpen = false;
+document.addEventListener("htmx:beforeSwap", () => {
+  towerClosedOpen = Boolean(document.querySelector("#board .closed-column[open]"));
+});
+document.addEventListener("htmx:afterSwap", () => {
+  const closed = document.querySelector("#board .closed-column");
+  if (closed && towerClosedOpen) closed.open = true;
+});

@@ -169,3 +169,14 @@ def test_a_note_holding_a_script_tag_shows_as_text(page_as, alice, alices_sessio
     page.goto(page.url + "sessions/s1/")
     expect(page.locator(".timeline")).to_contain_text(note)
     assert page.evaluate("window.pwned") is None
+
+
+def test_the_closed_column_stays_unfolded_across_a_refresh(page_as, alice, lead, alices_session):
+    append_event("done", START, {"title": "Finished work"}, user=alice)
+    append_event("done", "session_close", {"note": "shipped"}, user=alice)
+    page = page_as(alice)
+    closed = column(page, "closed")
+    closed.locator("summary").click()
+    append_event("s1", BLOCK, {"reason": "refresh now"}, user=lead)
+    expect(card(column(page, "blocked"), alices_session)).to_be_visible()
+    expect(card(column(page, "closed"), "Finished work")).to_be_visible()
