@@ -18,7 +18,13 @@ from sessions import vocabulary
 from sessions.append import append_event
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFORMANCE = ROOT.parent / "shared" / "conformance"
+# The contract's conformance cases live beside the project, in ../shared/ (read, never copied).
+CONFORMANCE = Path(os.environ.get("CONTROLTOWER_SHARED", ROOT.parent / "shared")) / "conformance"
+if not CONFORMANCE.is_dir():
+    raise pytest.UsageError(
+        f"No conformance cases at {CONFORMANCE}: the suite reads ../shared/conformance/ "
+        "(set CONTROLTOWER_SHARED to the shared/ folder if it lives elsewhere)."
+    )
 
 
 def conformance_expected():
