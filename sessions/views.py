@@ -195,14 +195,20 @@ def act(request, session_id, slug):
         return redirect(safe_next(request, session_id))
     if status == 403 and not request.htmx:
         return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
-    context = session_context(request, session_id, failed, message)
-    if request.htmx and on_card:
-        response = render(
-            request, "sessions/_card.html", {**context, "on_card": True}, status=status
-        )
-    elif request.htmx:
-        response = render(request, "sessions/_session_main.html", context, status=status)
+    if request.htmx:
+        # The fresh card (or page part), and the page's notice replaced out of band, so
+        # that a message outlives the board refresh that follows.
+        part = "sessions/_card.html" if on_card else "sessions/_session_main.html"
+        context = {
+            **session_context(request, session_id, failed),
+            "on_card": on_card,
+            "part": part,
+            "notice": message,
+            "notice_oob": True,
+        }
+        response = render(request, "sessions/_acted.html", context, status=status)
     else:
+        context = session_context(request, session_id, failed, message)
         response = render(request, "sessions/session.html", context, status=status)
     if status in (200, 409):
         response["HX-Trigger"] = "sessions-changed"

@@ -254,3 +254,18 @@ def test_sessions_closed_long_ago_leave_the_board(alice_client, started, alice, 
     append_event("new", CLOSE, {}, user=alice)
     page = alice_client.get("/").content.decode()
     assert "New work" in page and "Old work" not in page
+
+
+def test_an_htmx_conflict_answers_the_card_and_a_notice_that_outlives_refreshes(
+    alice_client, started, alice
+):
+    append_event("s1", BLOCK, {"reason": "first"}, user=alice)
+    response = alice_client.post(
+        reverse("act", args=["s1", "review"]), {"view": "card", "expected_seq": "1"}, **HTMX
+    )
+    assert response.status_code == 409
+    body = response.content.decode()
+    assert body.lstrip().startswith('<article class="card status-blocked"')
+    assert 'id="notice"' in body and 'hx-swap-oob="true"' in body
+    assert "someone else acted first" in body
+    assert count() == 2

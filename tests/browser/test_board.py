@@ -132,9 +132,7 @@ def test_a_conflict_shows_a_message_and_the_current_state(page_as, alice, lead, 
     action = open_action(page, alices_session, "Send to review")
     append_event("s1", BLOCK, {"reason": "stop"}, user=lead)  # someone acts first
     action.get_by_role("button", name="Send to review", exact=True).click()
-    expect(card(page, alices_session).locator(".message")).to_contain_text(
-        "someone else acted first"
-    )
+    expect(page.locator("#notice")).to_contain_text("someone else acted first")
     expect(card(column(page, "blocked"), alices_session)).to_be_visible()
     assert Event.objects.filter(type=REVIEW).count() == 0
 
