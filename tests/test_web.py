@@ -32,6 +32,11 @@ def act(client, slug, session_id="s1", **data):
     return client.post(reverse("act", args=[session_id, slug]), data)
 
 
+def act_on_card(client, slug, **data):
+    """An action posted by htmx from a board card."""
+    return client.post(reverse("act", args=["s1", slug]), {"view": "card", **data}, **HTMX)
+
+
 def count():
     return Event.objects.count()
 
@@ -142,9 +147,7 @@ def test_a_blank_reason_is_refused_with_the_form_re_shown(alice_client, started)
 
 def test_an_htmx_action_answers_with_the_fresh_card(alice_client, started, alice):
     append_event("s1", BLOCK, {"reason": "on hold"}, user=alice)
-    response = alice_client.post(
-        reverse("act", args=["s1", "unblock"]), {"view": "card", "note": ""}, **HTMX
-    )
+    response = act_on_card(alice_client, "unblock", note="")
     assert response.status_code == 200
     body = response.content.decode()
     assert body.lstrip().startswith('<article class="card status-active"')
@@ -152,9 +155,7 @@ def test_an_htmx_action_answers_with_the_fresh_card(alice_client, started, alice
 
 
 def test_an_htmx_validation_error_re_shows_the_card_form_with_the_message(alice_client, started):
-    response = alice_client.post(
-        reverse("act", args=["s1", "block"]), {"view": "card", "reason": ""}, **HTMX
-    )
+    response = act_on_card(alice_client, "block", reason="")
     assert response.status_code == 400
     assert "This field is required." in response.content.decode()
     assert count() == 1
@@ -260,9 +261,7 @@ def test_an_htmx_conflict_answers_the_card_and_a_notice_that_outlives_refreshes(
     alice_client, started, alice
 ):
     append_event("s1", BLOCK, {"reason": "first"}, user=alice)
-    response = alice_client.post(
-        reverse("act", args=["s1", "review"]), {"view": "card", "expected_seq": "1"}, **HTMX
-    )
+    response = act_on_card(alice_client, "review", expected_seq="1")
     assert response.status_code == 409
     body = response.content.decode()
     assert body.lstrip().startswith('<article class="card status-blocked"')
