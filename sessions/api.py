@@ -116,6 +116,13 @@ def threshold_from(request):
     return timedelta(minutes=int(value))
 
 
+def events_of(session_id):
+    events = reading.session_events(session_id)
+    if not events:
+        raise UnknownSession(session_id)
+    return events
+
+
 def view_of(session_id, threshold=None):
     view = reading.session_view(session_id, threshold=threshold)
     if view is None:
@@ -257,9 +264,7 @@ def session_detail(request, user, session_id):
 @api_view("GET", "POST")
 def session_events(request, user, session_id):
     if request.method == "GET":
-        events = reading.session_events(session_id)
-        if not events:
-            raise UnknownSession(session_id)
+        events = events_of(session_id)
         return JsonResponse({"items": [jsonl.event_dict(e) for e in events], "next": None})
     body = json_body(request, EVENT_KEYS)
     event_type = body.get("type")
@@ -286,9 +291,7 @@ def session_events(request, user, session_id):
 
 @api_view("GET")
 def session_log(request, user, session_id):
-    events = reading.session_events(session_id)
-    if not events:
-        raise UnknownSession(session_id)
+    events = events_of(session_id)
     response = HttpResponse(jsonl.encode_log(events), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{session_id}.jsonl"'
     return response

@@ -163,9 +163,11 @@ def _stream_ends(cursor, session_id):
 
 
 def _insert(cursor, values):
-    row = dict(zip(_INSERTED_FIELDS[1:], values, strict=True))
-    params = [*values]
-    params[3] = connection.ops.adapt_datetimefield_value(row["timestamp"])
+    """Insert one event from its values in `_INSERTED_FIELDS` order (without the id)."""
+    params = [
+        connection.ops.adapt_datetimefield_value(value) if name == "timestamp" else value
+        for name, value in zip(_INSERTED_FIELDS[1:], values, strict=True)
+    ]
     cursor.execute(_INSERT_SQL, params)
     return Event.from_db(connection.alias, _INSERTED_FIELDS, [cursor.fetchone()[0], *values])
 

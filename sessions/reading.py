@@ -33,7 +33,8 @@ def version():
     return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
 
 
-def _project(session_id, events, now, threshold):
+def project(session_id, events, now=None, threshold=None):
+    """The view of a session's loaded events, at `now` (default: the clock)."""
     now = timezone.now() if now is None else now
     threshold = stale_threshold() if threshold is None else threshold
     return projections.session_view(session_id, events, now, threshold)
@@ -45,7 +46,7 @@ def session_views(session_ids, now=None, threshold=None):
     for record in Event.objects.filter(session__in=list(session_ids)).records():
         streams[record.session].append(record)
     return {
-        session_id: _project(session_id, events, now, threshold)
+        session_id: project(session_id, events, now, threshold)
         for session_id, events in streams.items()
     }
 
@@ -53,11 +54,12 @@ def session_views(session_ids, now=None, threshold=None):
 def session_view(session_id, now=None, threshold=None):
     """The view of one session, or None when it has no events."""
     events = Event.objects.stream(session_id)
-    return _project(session_id, events, now, threshold) if events else None
+    return project(session_id, events, now, threshold) if events else None
 
 
 def session_events(session_id):
-    return list(Event.objects.filter(session=session_id).order_by("seq"))
+    """One session's events as `EventRecord`s, oldest first; empty for no such session."""
+    return Event.objects.stream(session_id)
 
 
 def starts(owner=None, text=None):
@@ -68,10 +70,6 @@ def starts(owner=None, text=None):
     if text:
         rows = rows.filter(Q(title__icontains=text) | Q(session__icontains=text))
     return rows
-
-
-def closes():
-    return Event.objects.filter(type=vocabulary.CLOSE)
 
 
 _NOT_CLOSED_BEFORE = (

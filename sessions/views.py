@@ -134,12 +134,13 @@ def start(request):
 
 
 def session_context(request, session_id, failed_form=None, message=None):
-    view = reading.session_view(session_id)
-    if view is None:
+    events = reading.session_events(session_id)
+    if not events:
         raise Http404(f"There is no session {session_id!r}.")
+    view = reading.project(session_id, events)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": reading.session_events(session_id),
+        "events": events,
         "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
         "poll_seconds": settings.POLL_SECONDS,
@@ -169,8 +170,8 @@ def safe_next(request, session_id):
 def act(request, session_id, slug):
     """Append the action's event; re-show the card or page with what happened."""
     action = ACTIONS.get(slug)
-    if action is None or reading.session_view(session_id) is None:
-        raise Http404("No such session or action.")
+    if action is None:
+        raise Http404(f"There is no action {slug!r}.")
     form = ActionForm(action, session_id, request.POST)
     status, message, failed = 400, None, form
     if form.is_valid():
