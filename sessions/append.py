@@ -118,9 +118,12 @@ def _writing(session_id):
     queue = _SQLITE_WRITER if connection.vendor == "sqlite" else nullcontext()
     with queue, transaction.atomic():
         if connection.vendor == "postgresql":
+            # The transaction id is taken before any event id, which is what lets
+            # readers tell when no lower event id can still commit (`open_sessions`).
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [session_id]
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0)), pg_current_xact_id()",
+                    [session_id],
                 )
         yield
 

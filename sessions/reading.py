@@ -1,20 +1,22 @@
 """The read side: load streams from the event table and project them into views.
 
-The board finds open sessions from the start and close rows alone (two partial indexes),
-so a long closed history costs one index probe per session, never a read of its events.
+The board looks only at the sessions that may be open or lately closed, which the
+open-sessions model names (`open_sessions`), so a long closed history costs nothing there.
 The board's columns and the API list's filters read each session's status off its last
 event in SQL (the last transition wins); what is shown is always computed by
 `projections` from the loaded streams.
 """
 
+import json
 from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from . import projections, vocabulary
+from . import open_sessions, projections, vocabulary
 from .models import Event
 
 # The types whose event, when last, leaves a session in each status.
@@ -77,23 +79,41 @@ _NOT_CLOSED_BEFORE = (
     f" WHERE c.type = '{vocabulary.CLOSE}' AND c.session = tower_event.session"
     " AND c.timestamp < %s)"
 )
+# Sessions that may be open or recently closed: those the open-sessions model holds (a
+# JSON array), those with a start or close above its watermark, those closed lately.
+_CANDIDATES = (
+    "tower_event.session IN ({held}"
+    " UNION SELECT session FROM tower_event WHERE id > %s"
+    f" AND type IN ('{vocabulary.START}', '{vocabulary.CLOSE}')"
+    f" UNION SELECT session FROM tower_event WHERE type = '{vocabulary.CLOSE}'"
+    " AND timestamp >= %s)"
+)
+_JSON_ARRAY = {
+    "sqlite": "SELECT value FROM json_each(%s)",
+    "postgresql": "SELECT jsonb_array_elements_text(%s::jsonb)",
+}
 
 
 def board_rows(owner, text, closed_since):
     """(session id, status) of every open session and of those closed since
     `closed_since`, newest activity first.
 
-    The status is read off each session's last event in SQL, by the same rule as
-    `projections.status` (the last transition wins), so that only the cards shown need
-    their events loaded.
+    Only the sessions that may qualify are looked at (`open_sessions`), never the whole
+    closed history. The status is read off each session's last event in SQL, by the same
+    rule as `projections.status` (the last transition wins), so that only the cards shown
+    need their events loaded.
     """
+    held, watermark = open_sessions.below_watermark()
+    candidates = _CANDIDATES.format(held=_JSON_ARRAY[connection.vendor])
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
     rows = (
         starts(owner, text)
         # Literal types, so that SQLite can answer from the partial index of closes: with
-        # the type as a bound parameter it read each session's rows instead, 2.5 times
-        # slower at 100,000 closed sessions (bench/RESULTS.md).
-        .extra(where=[_NOT_CLOSED_BEFORE], params=[closed_since])
+        # the type as a bound parameter it read each session's rows instead (RESULTS §3).
+        .extra(
+            where=[candidates, _NOT_CLOSED_BEFORE],
+            params=[json.dumps(list(held)), watermark, closed_since, closed_since],
+        )
         .annotate(
             last_type=Subquery(last.values("type")[:1]),
             last_at=Subquery(last.values("timestamp")[:1]),

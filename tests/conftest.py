@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection
 
-from sessions import vocabulary
+from sessions import open_sessions, vocabulary
 from sessions.append import append_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +33,13 @@ def conformance_expected():
 
 def conformance_now():
     return datetime.fromisoformat(conformance_expected()["now"]).astimezone(UTC)
+
+
+@pytest.fixture(autouse=True)
+def fresh_open_sessions():
+    """Each test's database starts empty again (a rollback or a flush), which a running
+    server never sees; so the process's model of open sessions starts over too."""
+    open_sessions.forget()
 
 
 @pytest.fixture

@@ -1,0 +1,127 @@
+"""The in-memory model of open sessions agrees with the streams, whatever the timing."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from sessions import open_sessions, reading
+from sessions.append import append_event
+from sessions.models import Event
+from sessions.vocabulary import CLOSE, START
+
+# Real commits: PostgreSQL's watermark only moves past transactions that have ended.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def caught_up():
+    """The model after two catch-ups: PostgreSQL settles what the first one saw."""
+    open_sessions.below_watermark()
+    return open_sessions.below_watermark()
+
+
+def open_on_board():
+    rows = reading.board_rows(None, None, timezone.now() - timedelta(hours=1))
+    return {session_id for session_id, status in rows if status != "closed"}
+
+
+def start(session_id, user):
+    append_event(session_id, START, {"title": session_id}, user=user)
+
+
+def close(session_id, user):
+    append_event(session_id, CLOSE, {}, user=user)
+
+
+def newest_id():
+    return Event.objects.order_by("-id").values_list("id", flat=True).first()
+
+
+def test_it_holds_the_open_sessions_up_to_the_newest_event(lead):
+    for session_id in ("a", "b", "c"):
+        start(session_id, lead)
+    close("b", lead)
+    assert caught_up() == ({"a", "c"}, newest_id())
+
+
+def test_it_catches_up_with_later_starts_and_closes(lead):
+    start("a", lead)
+    start("b", lead)
+    caught_up()
+    start("c", lead)
+    close("a", lead)
+    assert caught_up() == ({"b", "c"}, newest_id())
+
+
+def test_a_reader_inside_a_transaction_does_not_move_the_watermark(lead):
+    start("a", lead)
+    with transaction.atomic():
+        start("gone", lead)
+        caught_up()
+        transaction.set_rollback(True)
+    start("b", lead)  # on SQLite, it takes the id that "gone" had
+    assert open_on_board() == {"a", "b"}
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="SQLite has one writer at a time: rows always become visible in id order",
+)
+def test_a_lower_id_that_commits_late_still_reaches_the_board(lead):
+    inserted, release = threading.Event(), threading.Event()
+
+    def start_slowly():
+        try:
+            with transaction.atomic():
+                start("slow", lead)
+                inserted.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        slow = pool.submit(start_slowly)
+        assert inserted.wait(timeout=30)
+        start("quick", lead)  # a higher id, visible first
+        caught_up()
+        assert open_on_board() == {"quick"}
+        release.set()
+        slow.result(timeout=30)
+    caught_up()
+    assert open_on_board() == {"quick", "slow"}
+
+
+def test_the_board_agrees_with_the_streams_after_concurrent_starts_and_closes(lead):
+    writers, per_writer = 4, 20
+    done = threading.Event()
+
+    def write(writer):
+        try:
+            for n in range(per_writer):
+                start(f"w{writer}-{n}", lead)
+                if n % 2:
+                    close(f"w{writer}-{n - 1}", lead)
+        finally:
+            connection.close()
+
+    def read_until_done():
+        try:
+            while not done.is_set():
+                open_on_board()
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=writers + 1) as pool:
+        reader = pool.submit(read_until_done)
+        for future in [pool.submit(write, writer) for writer in range(writers)]:
+            future.result(timeout=120)
+        done.set()
+        reader.result(timeout=30)
+    views = reading.session_views(Event.objects.filter(type=START).values_list("session", flat=True))
+    still_open = {session_id for session_id, view in views.items() if view.status != "closed"}
+    assert len(still_open) == writers * per_writer // 2
+    caught_up()
+    assert open_on_board() == still_open
