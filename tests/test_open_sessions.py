@@ -120,7 +120,8 @@ def test_the_board_agrees_with_the_streams_after_concurrent_starts_and_closes(le
             future.result(timeout=120)
         done.set()
         reader.result(timeout=30)
-    views = reading.session_views(Event.objects.filter(type=START).values_list("session", flat=True))
+    started = Event.objects.filter(type=START).values_list("session", flat=True)
+    views = reading.session_views(started)
     still_open = {session_id for session_id, view in views.items() if view.status != "closed"}
     assert len(still_open) == writers * per_writer // 2
     caught_up()
