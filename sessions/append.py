@@ -8,6 +8,8 @@ The unique (session, seq) constraint remains the last line of defence; a violati
 means another writer won a race, and we retry.
 """
 
+import fcntl
+import os
 import secrets
 import threading
 from contextlib import contextmanager, nullcontext
@@ -106,16 +108,38 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
         raise InvalidEvent(errors)
 
 
-# SQLite has one writer at a time. Threads of one process (gunicorn's gthread workers)
-# queue on this lock rather than in SQLite's busy handler, which polls in growing sleeps
-# of up to 100 ms; other processes still meet the busy handler.
-_SQLITE_WRITER = threading.Lock()
+# SQLite has one writer at a time. Writers queue for it here rather than in SQLite's busy
+# handler, which polls in growing sleeps (1, 2, 5, 10 ms…): threads of one process on a
+# lock, processes (gunicorn workers) on an exclusive lock of a file beside the database,
+# which the kernel hands to the next waiter as soon as it is released.
+_SQLITE_THREADS = threading.Lock()
+_sqlite_lock_files = {}
+
+
+def _sqlite_lock_file():
+    """This process's open lock file for the database (opened anew after a fork)."""
+    path = f"{connection.settings_dict['NAME']}.writers"
+    key = (os.getpid(), path)
+    if key not in _sqlite_lock_files:
+        _sqlite_lock_files[key] = open(path, "a")  # noqa: SIM115 (kept open: it holds the lock)
+    return _sqlite_lock_files[key]
+
+
+@contextmanager
+def _sqlite_writer_turn():
+    with _SQLITE_THREADS:
+        lock_file = _sqlite_lock_file()
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
 @contextmanager
 def _writing(session_id):
     """A transaction that holds the session's stream against every other writer."""
-    queue = _SQLITE_WRITER if connection.vendor == "sqlite" else nullcontext()
+    queue = _sqlite_writer_turn() if connection.vendor == "sqlite" else nullcontext()
     with queue, transaction.atomic():
         if connection.vendor == "postgresql":
             # The transaction id is taken before any event id, which is what lets

@@ -88,9 +88,31 @@ def serves(url, token, timeout=15):
     return False
 
 
+def once_stored(prefix, count, action):
+    """A started thread that runs `action` once `count` events of the load are stored:
+    mid-load however fast the machine is (a timer fired after a fast load had ended)."""
+
+    def wait_then_act():
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if Event.objects.filter(session__startswith=prefix).count() >= count:
+                    break
+                time.sleep(0.01)
+        finally:
+            connection.close()
+        action()
+
+    thread = threading.Thread(target=wait_then_act)
+    thread.start()
+    return thread
+
+
+MID_LOAD = CLIENTS * APPENDS_PER_CLIENT // 4
+
+
 def test_a_worker_killed_mid_load_loses_no_acknowledged_append(gunicorn, agent_token):
-    killer = threading.Timer(0.5, lambda: gunicorn.kill_worker())
-    killer.start()
+    killer = once_stored("wk", MID_LOAD, gunicorn.kill_worker)
     acknowledged, _ = load(gunicorn.url, agent_token, "wk")
     killer.join()
     assert gunicorn.killed_workers == 1
@@ -109,8 +131,7 @@ def test_a_whole_server_killed_and_restarted_loses_no_acknowledged_append(
         stop.set()
         server.kill()
 
-    killer = threading.Timer(0.5, crash)
-    killer.start()
+    killer = once_stored("sk", MID_LOAD, crash)
     try:
         acknowledged, failures = load(server.url, agent_token, "sk", stop)
         killer.join()
