@@ -29,11 +29,25 @@ def create_token(user, name):
     return row, token
 
 
-def _user_sql():
-    users = connection.ops.quote_name(get_user_model()._meta.db_table)
+def _user_fields(user_model):
+    """What an API request needs of its user, in the model's field order (as `from_db`
+    takes them); other fields load on first access."""
+    wanted = {user_model._meta.pk.attname, user_model.USERNAME_FIELD, *_FLAGS}
+    return [f.attname for f in user_model._meta.concrete_fields if f.attname in wanted]
+
+
+_FLAGS = {"is_active", "is_staff", "is_superuser"}
+
+
+def _user_sql(user_model):
+    users = connection.ops.quote_name(user_model._meta.db_table)
     tokens = connection.ops.quote_name(ApiToken._meta.db_table)
+    quote = connection.ops.quote_name
+    columns = ", ".join(
+        f"u.{quote(user_model._meta.get_field(name).column)}" for name in _user_fields(user_model)
+    )
     return (
-        f"SELECT u.*, t.id AS token_id, t.last_used_at AS token_last_used FROM {users} u"
+        f"SELECT t.id, t.last_used_at, {columns} FROM {users} u"
         f" JOIN {tokens} t ON t.user_id = u.id"
         " WHERE t.digest = %s AND t.revoked_at IS NULL AND u.is_active"
     )
@@ -42,14 +56,20 @@ def _user_sql():
 def user_for_token(token):
     """The active user a live token acts as, or None.
 
-    Every API request runs this, so it is one fixed query (the ORM's select_related
-    query took longer to build than to run).
+    Every API request runs this, so it is one fixed query on a plain cursor and the user
+    is built with `from_db` from the fields a request needs (the ORM's select_related
+    query took longer to build than to run; a raw queryset still cost a tenth of an
+    append request, bench/RESULTS.md §2).
     """
-    user = next(iter(get_user_model().objects.raw(_user_sql(), [digest(token)])), None)
-    if user is None:
+    user_model = get_user_model()
+    with connection.cursor() as cursor:
+        cursor.execute(_user_sql(user_model), [digest(token)])
+        row = cursor.fetchone()
+    if row is None:
         return None
+    token_id, last_used, *values = row
+    user = user_model.from_db(connection.alias, _user_fields(user_model), values)
     now = timezone.now()
-    last_used = user.token_last_used
     if last_used is None or now - aware_utc(last_used) > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=user.token_id).update(last_used_at=now)
+        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
     return user
