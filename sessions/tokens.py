@@ -1,5 +1,6 @@
 """API tokens: made once and shown once, stored as a SHA-256 digest and a short prefix."""
 
+import functools
 import hashlib
 import secrets
 from datetime import timedelta
@@ -29,28 +30,24 @@ def create_token(user, name):
     return row, token
 
 
-def _user_fields(user_model):
-    """What an API request needs of its user, in the model's field order (as `from_db`
-    takes them); other fields load on first access."""
-    wanted = {user_model._meta.pk.attname, user_model.USERNAME_FIELD, *_FLAGS}
-    return [f.attname for f in user_model._meta.concrete_fields if f.attname in wanted]
-
-
 _FLAGS = {"is_active", "is_staff", "is_superuser"}
 
 
-def _user_sql(user_model):
-    users = connection.ops.quote_name(user_model._meta.db_table)
-    tokens = connection.ops.quote_name(ApiToken._meta.db_table)
+@functools.cache
+def _user_query(vendor, user_model):
+    """The token lookup's SQL and the user fields it reads: those an API request needs,
+    in the model's field order (as `from_db` takes them); others load on first access.
+    Built once per database kind: quoting is all that differs."""
+    wanted = {user_model._meta.pk.attname, user_model.USERNAME_FIELD, *_FLAGS}
+    fields = [f for f in user_model._meta.concrete_fields if f.attname in wanted]
     quote = connection.ops.quote_name
-    columns = ", ".join(
-        f"u.{quote(user_model._meta.get_field(name).column)}" for name in _user_fields(user_model)
-    )
-    return (
-        f"SELECT t.id, t.last_used_at, {columns} FROM {users} u"
-        f" JOIN {tokens} t ON t.user_id = u.id"
+    columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
+    sql = (
+        f"SELECT t.id, t.last_used_at, {columns} FROM {quote(user_model._meta.db_table)} u"
+        f" JOIN {quote(ApiToken._meta.db_table)} t ON t.user_id = u.id"
         " WHERE t.digest = %s AND t.revoked_at IS NULL AND u.is_active"
     )
+    return sql, [f.attname for f in fields]
 
 
 def user_for_token(token):
@@ -62,13 +59,14 @@ def user_for_token(token):
     append request, bench/RESULTS.md §2).
     """
     user_model = get_user_model()
+    sql, fields = _user_query(connection.vendor, user_model)
     with connection.cursor() as cursor:
-        cursor.execute(_user_sql(user_model), [digest(token)])
+        cursor.execute(sql, [digest(token)])
         row = cursor.fetchone()
     if row is None:
         return None
     token_id, last_used, *values = row
-    user = user_model.from_db(connection.alias, _user_fields(user_model), values)
+    user = user_model.from_db(connection.alias, fields, values)
     now = timezone.now()
     if last_used is None or now - aware_utc(last_used) > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
