@@ -80,11 +80,13 @@ _NOT_CLOSED_BEFORE = (
     " AND c.timestamp < %s)"
 )
 # Sessions that may be open or recently closed: those the open-sessions model holds (a
-# JSON array), those with a start or close above its watermark, those closed lately.
+# JSON array), those started above its watermark and never closed, those closed lately.
+# (One started at or below the watermark is held until the model sees its close.)
 _CANDIDATES = (
     "tower_event.session IN ({held}"
-    " UNION SELECT session FROM tower_event WHERE id > %s"
-    f" AND type IN ('{vocabulary.START}', '{vocabulary.CLOSE}')"
+    f" UNION SELECT s.session FROM tower_event s WHERE s.type = '{vocabulary.START}'"
+    " AND s.id > %s AND NOT EXISTS (SELECT 1 FROM tower_event c"
+    f" WHERE c.type = '{vocabulary.CLOSE}' AND c.session = s.session)"
     f" UNION SELECT session FROM tower_event WHERE type = '{vocabulary.CLOSE}'"
     " AND timestamp >= %s)"
 )

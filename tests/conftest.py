@@ -14,8 +14,9 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection
 
-from sessions import open_sessions, vocabulary
+from sessions import open_sessions, projections, vocabulary
 from sessions.append import append_event
+from sessions.models import Event
 
 ROOT = Path(__file__).resolve().parent.parent
 # The contract's conformance cases live beside the project, in ../shared/ (read, never copied).
@@ -29,6 +30,11 @@ if not CONFORMANCE.is_dir():
 
 def conformance_expected():
     return json.loads((CONFORMANCE / "expected.json").read_text(encoding="utf-8"))
+
+
+def projected_status(session_id):
+    """A stored session's status, by the pure projection of its stream."""
+    return projections.status(Event.objects.stream(session_id))
 
 
 def conformance_now():

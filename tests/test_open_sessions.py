@@ -1,10 +1,12 @@
 """The in-memory model of open sessions agrees with the streams, whatever the timing."""
 
+import io
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -12,6 +14,7 @@ from sessions import open_sessions, reading
 from sessions.append import append_event
 from sessions.models import Event
 from sessions.vocabulary import CLOSE, START
+from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 # Real commits: PostgreSQL's watermark only moves past transactions that have ended.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,6 +57,17 @@ def test_it_catches_up_with_later_starts_and_closes(lead):
     start("c", lead)
     close("a", lead)
     assert caught_up() == ({"b", "c"}, newest_id())
+
+
+def test_imported_sessions_are_on_the_board_by_their_own_status(lead):
+    caught_up()
+    call_command("import_jsonl", str(CONFORMANCE / "logs"), stdout=io.StringIO())
+    logs = conformance_expected()["sessions"]
+    still_open = {session_id for session_id in logs if projected_status(session_id) != "closed"}
+    assert still_open and still_open != set(logs)
+    assert open_on_board() == still_open  # above the watermark: asked of SQL
+    caught_up()
+    assert open_on_board() == still_open  # folded into the model
 
 
 def test_a_reader_inside_a_transaction_does_not_move_the_watermark(lead):

@@ -7,9 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from sessions import projections, reading
-from sessions.models import Event
-from tests.conftest import CONFORMANCE, conformance_expected
+from sessions import reading
+from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 LOGS = sorted(conformance_expected()["sessions"])
 
@@ -17,10 +16,6 @@ LOGS = sorted(conformance_expected()["sessions"])
 @pytest.fixture
 def conformance_sessions(db):
     call_command("import_jsonl", str(CONFORMANCE / "logs"), stdout=io.StringIO())
-
-
-def projected_status(session_id):
-    return projections.status(Event.objects.stream(session_id))
 
 
 def test_board_rows_give_each_session_its_projected_status(conformance_sessions):
