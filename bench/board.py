@@ -3,17 +3,20 @@
     python bench/board.py [sqlite] [postgresql]
 
 Server time (median and p90 of 15 runs, through Django's full request handling) to
-render the board (and the first board a new server process renders, which builds its
-model of open sessions) and to answer GET /api/sessions, at 100, 1,000 and 5,000 open sessions
-of 20 events, and at 1,000 open with 0, 10,000 and 100,000 closed sessions (5 events
-each) behind them; an unchanged poll; and the same board data (every open session's
-view) computed by reading and replaying every session's `<id>.jsonl` file instead.
+render the board, to run the board's query alone (which sessions, in which column: the
+part that depends on history), to render the first board of a new server process (which
+builds its model of open sessions), and to answer GET /api/sessions; at 100, 1,000 and
+5,000 open sessions of 20 events, and at 1,000 open with 0, 10,000 and 100,000 closed
+sessions (5 events each) behind them; an unchanged poll; and the same board data (every
+open session's view) computed by reading and replaying every session's `<id>.jsonl`
+file instead.
 """
 
 import io
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from common import report, reset_database, run_per_engine, seed, setup_django, timed
@@ -67,6 +70,9 @@ def measure(opened, closed):
         assert response.status_code == expected, response.status_code
 
     board = timed(lambda: get(browser, "/"))
+    # The part of the board that depends on history: which sessions to show, and how.
+    since = timezone.now() - timedelta(hours=24)
+    board_query = timed(lambda: reading.board_rows(None, None, since), 30)
 
     def first_board():
         # What a new server process pays once: its model of open sessions is built then.
@@ -83,7 +89,7 @@ def measure(opened, closed):
         call_command("export_jsonl", out=folder, stdout=io.StringIO())
         files = timed(lambda: files_board_data(Path(folder), now, threshold), 5)
     database = timed(lambda: database_board_data(now, threshold), 5)
-    return seeded, board, cold, api, poll, database, files
+    return seeded, board, board_query, cold, api, poll, database, files
 
 
 def main(engine):
@@ -99,12 +105,13 @@ def main(engine):
         reset_database(engine)
         open_sessions.forget()  # a new database under the same process
         call_command("migrate", verbosity=0)
-        seeded, board, cold, api, poll, database, files = measure(opened, closed)
+        seeded, board, board_query, cold, api, poll, database, files = measure(opened, closed)
         label = (engine, f"{opened:,}", f"{closed:,}")
         rows.append(
             (
                 *label,
                 f"{board[0]:.0f} / {board[1]:.0f}",
+                f"{board_query[0]:.1f} / {board_query[1]:.1f}",
                 f"{cold[0]:.0f}",
                 f"{api[0]:.0f} / {api[1]:.0f}",
                 f"{seeded:.0f}",
@@ -123,6 +130,7 @@ def main(engine):
             "open",
             "closed",
             "board ms (median / p90)",
+            "board query ms (median / p90)",
             "first board of a process ms (median)",
             "GET /api/sessions ms (median / p90)",
             "seed s",
