@@ -18,7 +18,12 @@ The watermark is where the two databases differ:
   a row with a lower id can become visible after a higher one was seen. Every writer
   takes its transaction id before its event ids (`append._writing`), so once every
   transaction that was running when an id M was seen has ended (a later snapshot's xmin
-  has reached that moment's xmax), no row with an id up to M can appear any more.
+  has reached that moment's xmax), no row with an id up to M can appear any more. A
+  transaction left open anywhere on the server holds the watermark back: the board
+  then asks SQL about more rows, which is slower but never wrong.
+
+The model is only caught up outside transactions, where a reader sees committed rows
+only. Restoring an older copy of the database under a running server needs a restart.
 """
 
 import threading
@@ -70,7 +75,7 @@ class _Model:
 
     def catch_up(self):
         if connection.in_atomic_block:
-            # Inside a transaction a reader may see rows that are then rolled back.
+            # Inside a transaction a reader sees its own rows, which may be rolled back.
             return
         with connection.cursor() as cursor:
             watermark = self.next_watermark(cursor)
