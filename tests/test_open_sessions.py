@@ -59,6 +59,17 @@ def test_it_catches_up_with_later_starts_and_closes(lead):
     assert caught_up() == ({"b", "c"}, newest_id())
 
 
+def test_a_held_session_closed_before_the_cut_off_leaves_the_board_at_once(lead):
+    start("a", lead)
+    start("b", lead)
+    caught_up()
+    with transaction.atomic():  # the model cannot catch up here: it still holds "a"
+        close("a", lead)
+        later = timezone.now() + timedelta(minutes=1)
+        rows = reading.board_rows(None, None, later)
+    assert {session_id for session_id, _ in rows} == {"b"}
+
+
 def test_imported_sessions_are_on_the_board_by_their_own_status(lead):
     caught_up()
     call_command("import_jsonl", str(CONFORMANCE / "logs"), stdout=io.StringIO())
