@@ -38,8 +38,8 @@ from . import vocabulary
 _ROWS_OF_TYPE = "SELECT session FROM tower_event WHERE type = '{type}' AND {ids}"
 _IDS_BETWEEN = "id > %s AND id <= %s"
 # The first fold: the unary plus keeps the planner off the primary key, so that it reads
-# the type's partial index instead of the whole table (320 -> 118 ms in SQLite at
-# 100,000 closed sessions).
+# the type's partial index instead of the whole table (the fold took 328 -> 158 ms in
+# SQLite at 100,000 closed sessions, bench/RESULTS.md §3).
 _IDS_UP_TO = "+id <= %s"
 _SEEN_POSTGRESQL = (
     "SELECT MAX(id), pg_snapshot_xmin(pg_current_snapshot())::text::bigint,"
@@ -64,10 +64,11 @@ class _Model:
             return cursor.fetchone()[0] or 0
         cursor.execute(_SEEN_POSTGRESQL)
         newest, xmin, xmax = cursor.fetchone()
+        newest = newest or 0
         settled = [seen for seen, then in self.sightings if then <= xmin]
         self.sightings = [(seen, then) for seen, then in self.sightings if then > xmin]
-        if not self.sightings or self.sightings[-1][0] != (newest or 0):
-            self.sightings.append((newest or 0, xmax))
+        if not self.sightings or self.sightings[-1][0] != newest:
+            self.sightings.append((newest, xmax))
             # While a long transaction holds xmin back, keep the latest sightings only:
             # any one of them is a valid watermark once settled.
             del self.sightings[:-100]
