@@ -48,6 +48,7 @@ def database_board_data(now, threshold):
 
 
 def measure(opened, closed):
+    from django.conf import settings
     from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.test import Client
@@ -71,7 +72,7 @@ def measure(opened, closed):
 
     board = timed(lambda: get(browser, "/"))
     # The part of the board that depends on history: which sessions to show, and how.
-    since = timezone.now() - timedelta(hours=24)
+    since = timezone.now() - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
     board_query = timed(lambda: reading.board_rows(None, None, since), 30)
 
     def first_board():
