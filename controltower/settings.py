@@ -1,6 +1,7 @@
 """Settings for Control Tower, read from the environment (see README, "Configuration")."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -37,11 +38,18 @@ if not SECRET_KEY:
         )
     SECRET_KEY = "django-insecure-local-development-only"
 
-ALLOWED_HOSTS = [
-    host.strip()
-    for host in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")
-    if host.strip()
-]
+
+def env_list(name, default=""):
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1")
+# Behind a TLS-terminating proxy: the origins people sign in from (https://tower.example)
+# and the header by which the proxy says the request came over HTTPS.
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    header, _, value = os.environ["SECURE_PROXY_SSL_HEADER"].partition("=")
+    SECURE_PROXY_SSL_HEADER = (header.strip(), value.strip() or "https")
 
 INSTALLED_APPS = [
     "sessions.apps.TowerConfig",
@@ -52,10 +60,13 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "ninja",
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "sessions.middleware.RequestChecks",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -64,7 +75,29 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+AUTHENTICATION_BACKENDS = [
+    # First, so that a locked-out username and address is refused before any password
+    # is checked (sign-in page and admin alike).
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Sign-in throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is refused for LOGIN_COOLOFF_MINUTES (429).
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind a reverse proxy the client's address is in X-Forwarded-For: say how many
+# proxies stand in front (see README, "Deploying").
+AXES_IPWARE_PROXY_COUNT = env_int("PROXY_COUNT", 0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
+)
 
 ROOT_URLCONF = "controltower.urls"
 WSGI_APPLICATION = "controltower.wsgi.application"

@@ -12,7 +12,6 @@ from .projections import EventRecord
 
 SUFFIX = ".jsonl"
 COMMON_KEYS = ("session", "seq", "type", "timestamp", "actor")
-TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 class LogError(ValueError):
@@ -25,7 +24,9 @@ class LogError(ValueError):
 
 
 def format_timestamp(moment):
-    return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+    """`YYYY-MM-DDTHH:MM:SS.ffffffZ`; the year always has four digits (strftime's `%Y`
+    writes year 999 as `999`, which no ISO 8601 reader takes back)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_timestamp(text):
@@ -38,7 +39,10 @@ def parse_timestamp(text):
         raise ValueError(f"timestamp {text!r} is not an ISO 8601 date and time") from None
     if moment.tzinfo is None:
         raise ValueError(f"timestamp {text!r} has no UTC offset (add Z or +00:00)")
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"timestamp {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def event_dict(event):
@@ -141,6 +145,11 @@ def decode_log(file_name, data):
         decoded.append((record.timestamp, number, given_seq, record))
     if not decoded:
         raise LogError(1, "the file holds no events")
+    if len(decoded) > vocabulary.MAX_STREAM_EVENTS:
+        raise LogError(
+            vocabulary.MAX_STREAM_EVENTS + 1,
+            f"a stream may hold at most {vocabulary.MAX_STREAM_EVENTS} events",
+        )
     # Stream order: by timestamp, file order breaking ties (the sort is stable).
     decoded.sort(key=lambda item: item[0])
     records = []

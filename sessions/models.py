@@ -1,43 +1,11 @@
 """The event table, which only ever grows, and the API tokens that let agents append to it."""
 
-from contextlib import contextmanager
-from datetime import UTC
-
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db import connections, models
+from django.db import models
 
-from . import vocabulary
+from . import store, vocabulary
 from .projections import EventRecord
-
-
-@contextmanager
-def reading_cursor(alias):
-    """A plain cursor for reading events in bulk.
-
-    On PostgreSQL it parses timestamps with psycopg's own loader (in C): Django's, which
-    re-attaches the time zone in Python, took two thirds of the time to load 5,000
-    sessions' streams (bench/RESULTS.md, §5). Django sets the connection's time zone to
-    UTC, so both give the same values.
-    """
-    with connections[alias].cursor() as cursor:
-        if connections[alias].vendor == "postgresql":
-            from psycopg.types.datetime import TimestamptzLoader
-
-            cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
-        yield cursor
-
-
-def aware_utc(timestamp):
-    """A timestamp read on a plain cursor: SQLite gives naive UTC, PostgreSQL aware."""
-    return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
-
-
-def records_from_rows(rows):
-    return [
-        EventRecord(session, seq, kind, aware_utc(timestamp), *rest)
-        for session, seq, kind, timestamp, *rest in rows
-    ]
 
 
 class ImmutableEventError(Exception):
@@ -72,9 +40,9 @@ class EventQuerySet(models.QuerySet):
             sql, params = self._record_rows().query.sql_with_params()
         except EmptyResultSet:  # e.g. `session__in=[]`
             return []
-        with reading_cursor(self.db) as cursor:
+        with store.reading_cursor(self.db) as cursor:
             cursor.execute(sql, params)
-            return records_from_rows(cursor.fetchall())
+            return store.records_from_rows(cursor.fetchall())
 
     def iter_records(self, chunk_size=2000):
         """Like `records`, streamed from the database in chunks (for exports)."""
@@ -82,18 +50,9 @@ class EventQuerySet(models.QuerySet):
 
 
 class EventManager(models.Manager.from_queryset(EventQuerySet)):
-    # One session's stream is read on every API append and page view: fixed SQL spares
-    # the ORM's query building, which cost more than the query (bench/RESULTS.md).
-    STREAM_SQL = (
-        "SELECT session, seq, type, timestamp, actor, title, reason, note"
-        " FROM tower_event WHERE session = %s ORDER BY seq"
-    )
-
     def stream(self, session_id):
         """One session's events as `EventRecord`s, in stream order."""
-        with reading_cursor(self.db) as cursor:
-            cursor.execute(self.STREAM_SQL, [session_id])
-            return records_from_rows(cursor.fetchall())
+        return store.read_stream(session_id, self.db)
 
 
 class Event(models.Model):
@@ -116,9 +75,10 @@ class Event(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="tower_event_session_seq"),
             models.UniqueConstraint(
-                fields=["session", "idempotency_key"],
+                # A key is its actor's: keys of different actors never meet.
+                fields=["session", "actor", "idempotency_key"],
                 condition=models.Q(idempotency_key__isnull=False),
-                name="tower_event_session_idempotency_key",
+                name="tower_event_idempotency_key",
             ),
         ]
         indexes = [

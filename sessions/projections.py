@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from .vocabulary import ACTIVE, BLOCK, CLOSE, START, STATUS_AFTER, UNBLOCK
+from .vocabulary import ACTIVE, BLOCK, CLOSE, MAX_BLOCKERS_SHOWN, START, STATUS_AFTER, UNBLOCK
 
 
 class EventRecord(NamedTuple):
@@ -103,7 +103,8 @@ class SessionView:
     owner: str | None
     status: str | None
     stale: bool
-    blockers: list = field(default_factory=list)
+    blockers: list = field(default_factory=list)  # the latest open blocks, oldest first
+    blocker_count: int = 0  # all the open blocks
     next_action: str | None = None
     opened_at: datetime | None = None
     last_event_at: datetime | None = None
@@ -114,13 +115,15 @@ class SessionView:
 def session_view(session_id, events, now, threshold=timedelta(minutes=30)):
     """All projections of one session's events at `now`."""
     events = list(events)
+    open_blocks = blockers(events)
     return SessionView(
         id=session_id,
         title=title(events),
         owner=owner(events),
         status=status(events),
         stale=is_stale(events, now, threshold),
-        blockers=blockers(events),
+        blockers=open_blocks[-MAX_BLOCKERS_SHOWN:],
+        blocker_count=len(open_blocks),
         next_action=next_action(events),
         opened_at=opened_at(events),
         last_event_at=last_event_at(events),

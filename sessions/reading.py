@@ -12,11 +12,10 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from . import open_sessions, projections, vocabulary
+from . import open_sessions, projections, store, vocabulary
 from .models import Event
 
 # The types whose event, when last, leaves a session in each status.
@@ -64,6 +63,16 @@ def session_events(session_id):
     return Event.objects.stream(session_id)
 
 
+def events_page(session_id, after, limit):
+    """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
+    have no gaps, so this is a range of them)."""
+    return Event.objects.filter(session=session_id, seq__gt=after, seq__lte=after + limit).records()
+
+
+def exists(session_id):
+    return Event.objects.filter(session=session_id, seq=1).exists()
+
+
 def starts(owner=None, text=None):
     """Start rows, one per session, narrowed by owner and by text in the title or id."""
     rows = Event.objects.filter(type=vocabulary.START)
@@ -92,10 +101,6 @@ _CANDIDATES = (
     f" UNION SELECT session FROM tower_event WHERE type = '{vocabulary.CLOSE}'"
     " AND timestamp >= %s)"
 )
-_JSON_ARRAY = {
-    "sqlite": "SELECT value FROM json_each(%s)",
-    "postgresql": "SELECT jsonb_array_elements_text(%s::jsonb)",
-}
 
 
 def board_rows(owner, text, closed_since):
@@ -108,7 +113,7 @@ def board_rows(owner, text, closed_since):
     need their events loaded.
     """
     held, watermark = open_sessions.below_watermark()
-    candidates = _CANDIDATES.format(held=_JSON_ARRAY[connection.vendor])
+    candidates = _CANDIDATES.format(held=store.json_array_rows())
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
     rows = (
         starts(owner, text)

@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from .models import ApiToken, aware_utc
+from .models import ApiToken
+from .store import aware_utc
 
 SCHEME = "ct_"
 PREFIX_LENGTH = len(SCHEME) + 8
@@ -30,23 +31,30 @@ def create_token(user, name):
     return row, token
 
 
-_FLAGS = {"is_active", "is_staff", "is_superuser"}
+_FLAGS = ("is_active", "is_staff", "is_superuser")
 
 
 @functools.cache
 def _user_query(vendor, user_model):
     """The token lookup's SQL and the user fields it reads: those an API request needs,
     in the model's field order (as `from_db` takes them); others load on first access.
-    Built once per database kind: quoting is all that differs."""
-    wanted = {user_model._meta.pk.attname, user_model.USERNAME_FIELD, *_FLAGS}
-    fields = [f for f in user_model._meta.concrete_fields if f.attname in wanted]
+    Every name comes from the user model's own metadata, so a custom user model works
+    (one without `is_active` is active, as Django's `AbstractBaseUser` says). Built once
+    per database kind: quoting is all that differs."""
+    meta = user_model._meta
+    concrete = {f.attname for f in meta.concrete_fields}
+    wanted = {meta.pk.attname, user_model.USERNAME_FIELD, *(f for f in _FLAGS if f in concrete)}
+    fields = [f for f in meta.concrete_fields if f.attname in wanted]
     quote = connection.ops.quote_name
     columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
+    token_user, user_key = ApiToken._meta.get_field("user").column, meta.pk.column
     sql = (
-        f"SELECT t.id, t.last_used_at, {columns} FROM {quote(user_model._meta.db_table)} u"
-        f" JOIN {quote(ApiToken._meta.db_table)} t ON t.user_id = u.id"
-        " WHERE t.digest = %s AND t.revoked_at IS NULL AND u.is_active"
+        f"SELECT t.id, t.last_used_at, {columns} FROM {quote(meta.db_table)} u"
+        f" JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(token_user)} = u.{quote(user_key)}"
+        " WHERE t.digest = %s AND t.revoked_at IS NULL"
     )
+    if "is_active" in concrete:
+        sql += f" AND u.{quote(meta.get_field('is_active').column)}"
     return sql, [f.attname for f in fields]
 
 

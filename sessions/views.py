@@ -1,5 +1,6 @@
 """The board, the session page and their forms. Requests append; pages are projections."""
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -11,11 +12,24 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from . import api, reading, vocabulary
-from .append import AppendError, Conflict, InvalidEvent, append_event, may_act, new_session_id
+from .append import (
+    Conflict,
+    Forbidden,
+    InvalidEvent,
+    Refused,
+    UnknownSession,
+    append_event,
+    may_act,
+    new_session_id,
+)
 from .forms import ACTIONS, ActionForm, StartForm
+from .retry import retrying
+
+# How the refusals that leave no form to re-show are said to a browser.
+STATUS_OF = {Forbidden: 403, UnknownSession: 404}
 
 COLUMNS = (vocabulary.ACTIVE, vocabulary.BLOCKED, vocabulary.IN_REVIEW, vocabulary.CLOSED)
 
@@ -110,7 +124,7 @@ def board_context(request, start_form=None):
 
 
 @login_required
-@require_GET
+@require_safe
 def board(request):
     if unchanged_poll(request):
         return HttpResponse(status=204)
@@ -120,17 +134,40 @@ def board(request):
     return render(request, "sessions/board.html", context)
 
 
+def form_key(request):
+    """A key made for this request, so that running it again after a lost database
+    connection (`retrying`) returns the event it appended instead of appending twice."""
+    if not hasattr(request, "_tower_key"):
+        request._tower_key = f"form-{uuid.uuid4().hex}"
+    return request._tower_key
+
+
 @login_required
 @require_POST
+@retrying
 def start(request):
     form = StartForm(request.POST)
     if form.is_valid():
+        if not hasattr(request, "_tower_session"):
+            request._tower_session = new_session_id()
         try:
-            append_event(new_session_id(), vocabulary.START, form.event_fields(), user=request.user)
+            append_event(
+                request._tower_session,
+                vocabulary.START,
+                form.event_fields(),
+                user=request.user,
+                idempotency_key=form_key(request),
+            )
             return redirect("board")
         except InvalidEvent as exc:
             add_errors(form, exc)
     return render(request, "sessions/board.html", board_context(request, form), status=400)
+
+
+def timeline_before(request):
+    """The `before` seq of the timeline page asked for, or None for the latest page."""
+    value = request.GET.get("before", "")
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
 
 
 def session_context(request, session_id, failed_form=None, message=None):
@@ -138,9 +175,15 @@ def session_context(request, session_id, failed_form=None, message=None):
     if not events:
         raise Http404(f"There is no session {session_id!r}.")
     view = reading.project(session_id, events)
+    # The timeline shows one page of events, the latest first asked for; older pages
+    # are linked, so that a long stream never makes a long page.
+    end = min(timeline_before(request) or view.seq + 1, view.seq + 1)
+    start = max(1, end - vocabulary.MAX_EVENTS_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": events,
+        "events": events[start - 1 : end - 1],
+        "earlier": start if start > 1 else None,
+        "later": end + vocabulary.MAX_EVENTS_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
         "poll_seconds": settings.POLL_SECONDS,
@@ -148,7 +191,7 @@ def session_context(request, session_id, failed_form=None, message=None):
 
 
 @login_required
-@require_GET
+@require_safe
 def session_page(request, session_id):
     if unchanged_poll(request):
         return HttpResponse(status=204)
@@ -167,6 +210,7 @@ def safe_next(request, session_id):
 
 @login_required
 @require_POST
+@retrying
 def act(request, session_id, slug):
     """Append the action's event; re-show the card or page with what happened."""
     action = ACTIONS.get(slug)
@@ -182,6 +226,7 @@ def act(request, session_id, slug):
                 form.event_fields(),
                 user=request.user,
                 expected_seq=form.cleaned_data["expected_seq"],
+                idempotency_key=form_key(request),
             )
             status, failed = 200, None
         except InvalidEvent as exc:
@@ -189,8 +234,8 @@ def act(request, session_id, slug):
         except Conflict as exc:
             status, failed = 409, None
             message = f"Not done: someone else acted first. {exc.detail} This is the current state."
-        except AppendError as exc:
-            status, failed, message = exc.status_code, None, exc.detail
+        except Refused as exc:
+            status, failed, message = STATUS_OF.get(type(exc), 400), None, exc.detail
     on_card = request.POST.get("view") == "card"
     if status == 200 and not request.htmx:
         return redirect(safe_next(request, session_id))

@@ -44,24 +44,66 @@ ALLOWED_FROM = {
     CLOSE: (ACTIVE, BLOCKED, IN_REVIEW),
 }
 
+# The most events one stream may hold: past it an append is refused (close the session
+# and start another). Every request's cost is bounded apart from this (pagination,
+# summarised blockers), but a stream is also a file on export and a replay on import.
+MAX_STREAM_EVENTS = 100_000
+
+# What one request may ask for or be given, so that its cost is bounded.
+MAX_BLOCKERS_SHOWN = 20  # a view lists the latest open blocks and counts them all
+MAX_EVENTS_PAGE = 200  # events per page of a stream's events or timeline
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+MAX_PAGE = 10**6
+MAX_MINUTES = 10**6  # per-request thresholds, in minutes
+IDEMPOTENCY_KEY_MAX = 255
+
 SESSION_ID_MAX = 64
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 ACTOR_MAX = 150
 
 
-def text_error(value, max_length):
+# Characters that text may not hold, as one character class that both Python's `re` and
+# JSON Schema (ECMA 262) read the same way: control characters (tab and newline are
+# allowed in notes, not in titles), zero-width characters and bidirectional controls,
+# which would let a title spoof what the board shows. (Lone surrogates, which no UTF-8
+# text holds, are refused apart: JSON Schema and pydantic's regex engine cannot say them.)
+_INVISIBLE = (
+    r"\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    r"\u2066-\u206f\ufeff\ufff9-\ufffb"
+)
+_FORBIDDEN = {
+    "line": r"\u0000-\u001f" + _INVISIBLE,  # titles and ids of things: one line
+    "text": r"\u0000-\u0008\u000b-\u001f" + _INVISIBLE,  # notes and reasons
+}
+MULTILINE_FIELDS = ("reason", "note")
+
+
+def text_pattern(kind: str) -> str:
+    """The regular expression of acceptable text: at least one character that is not
+    white space, and none of the forbidden characters. Also the API schema's pattern."""
+    forbidden = _FORBIDDEN[kind]
+    return f"^[^{forbidden}]*[^\\s{forbidden}][^{forbidden}]*$"
+
+
+_TEXT = {kind: re.compile(text_pattern(kind)) for kind in _FORBIDDEN}
+_FORBIDDEN_CHARACTER = {kind: re.compile(f"[{chars}]") for kind, chars in _FORBIDDEN.items()}
+
+
+def text_error(value, max_length, kind="line"):
     """Why `value` is not an acceptable text field, or None."""
     if not isinstance(value, str):
         return "must be text"
-    if not value.strip():
-        return "must not be empty"
     if len(value) > max_length:
         return f"must be at most {max_length} characters (got {len(value)})"
-    if "\x00" in value:
-        return "must not contain NUL characters"
     if any("\ud800" <= ch <= "\udfff" for ch in value):
         return "must be valid Unicode text"
-    return None
+    if _TEXT[kind].fullmatch(value):
+        return None
+    bad = _FORBIDDEN_CHARACTER[kind].search(value)
+    if bad:
+        return f"must not contain control or invisible characters (found U+{ord(bad.group()):04X})"
+    return "must not be empty"
 
 
 def session_id_error(session_id):
@@ -83,7 +125,8 @@ def actor_error(actor):
 def field_errors(event_type, fields):
     """Map each offending field to the reason it is refused; empty when `fields` is valid.
 
-    `fields` holds the type's own fields only; a field set to None counts as absent.
+    A field of the type set to None counts as absent; any other field is an error,
+    whatever its value.
     """
     if event_type not in FIELDS:
         return {"type": f"must be one of {', '.join(EVENT_TYPES)}"}
@@ -99,7 +142,8 @@ def field_errors(event_type, fields):
             if name in REQUIRED_FIELDS.get(event_type, ()):
                 errors[name] = f"is required for {event_type}"
             continue
-        problem = text_error(value, MAX_LENGTH[name])
+        kind = "text" if name in MULTILINE_FIELDS else "line"
+        problem = text_error(value, MAX_LENGTH[name], kind)
         if problem:
             errors[name] = problem
     return errors

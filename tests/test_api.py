@@ -38,7 +38,7 @@ def count():
 
 def assert_error(response, status, code):
     assert response.status == status, response.body
-    assert response.headers["Content-Type"] == "application/json"
+    assert response.headers["Content-Type"].split(";")[0] == "application/json"
     body = response.json()
     assert body["error"] == code
     assert isinstance(body["detail"], str) and body["detail"]
@@ -275,6 +275,7 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "status",
         "stale",
         "blockers",
+        "blocker_count",
         "next_action",
         "opened_at",
         "last_event_at",

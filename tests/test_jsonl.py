@@ -15,7 +15,16 @@ from sessions.append import append_event
 from sessions.jsonl import LogError, decode_log, encode_log
 from sessions.models import Event
 from sessions.projections import EventRecord
-from sessions.vocabulary import ALLOWED_FROM, BLOCK, CLOSE, REVIEW, START, STATUS_AFTER, UNBLOCK
+from sessions.vocabulary import (
+    ALLOWED_FROM,
+    BLOCK,
+    CLOSE,
+    REVIEW,
+    START,
+    STATUS_AFTER,
+    UNBLOCK,
+    text_pattern,
+)
 from tests.conftest import CONFORMANCE, conformance_expected
 
 DEMO = Path(__file__).resolve().parent.parent / "demo"
@@ -151,9 +160,9 @@ def test_the_demo_set_holds_every_status_from_people_and_agents():
 def valid_logs(draw):
     """Any stream the transition table allows, with arbitrary texts and gaps."""
     moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=draw(st.integers(0, 10**12)))
-    texts = st.text(
-        st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1, max_size=30
-    ).filter(str.strip)
+    # Any text the vocabulary accepts: one line for titles and actors, lines for notes.
+    lines = st.from_regex(text_pattern("line"), fullmatch=True).filter(lambda t: len(t) <= 60)
+    texts = st.from_regex(text_pattern("text"), fullmatch=True).filter(lambda t: len(t) <= 60)
     events, status = [], None
     for seq in range(1, draw(st.integers(1, 12)) + 1):
         allowed = [t for t, sources in ALLOWED_FROM.items() if status in sources]
@@ -162,13 +171,13 @@ def valid_logs(draw):
         event_type = draw(st.sampled_from(allowed))
         fields = {}
         if event_type == START:
-            fields = {"title": draw(texts), "note": draw(st.none() | texts)}
+            fields = {"title": draw(lines), "note": draw(st.none() | texts)}
         elif event_type == BLOCK:
             fields = {"reason": draw(texts)}
         else:
             fields = {"note": draw(st.none() | texts)}
         moment += timedelta(microseconds=draw(st.integers(0, 10**9)))
-        events.append(EventRecord("gen", seq, event_type, moment, draw(texts), **fields))
+        events.append(EventRecord("gen", seq, event_type, moment, draw(lines), **fields))
         status = STATUS_AFTER[event_type]
     return events
 

@@ -105,7 +105,7 @@ def test_the_session_page_shows_the_timeline_and_log_link(alice_client, started,
     append_event("s1", BLOCK, {"reason": "why not"}, user=alice)
     page = alice_client.get("/sessions/s1/").content.decode()
     assert page.index("session_start") < page.index("session_block")
-    assert reverse("api-log", args=["s1"]) in page
+    assert reverse("api:session_log", args=["s1"]) in page
 
 
 def test_an_unknown_session_page_is_404(alice_client):

@@ -1,0 +1,41 @@
+"""Request checks that hold for every surface, before any view runs."""
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+API_PREFIX = "/api/"
+
+
+def error(request: HttpRequest, status: int, code: str, detail: str) -> HttpResponse:
+    """The JSON error of the API under /api/, a plain sentence elsewhere."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"error": code, "detail": detail}, status=status)
+    return HttpResponse(detail, status=status, content_type="text/plain; charset=utf-8")
+
+
+class RequestChecks:
+    """Refuses a NUL character in the path or the query (no database can store or
+    compare one; PostgreSQL raises), and gives the API's 405s its JSON error shape."""
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            "\x00" in request.path
+            or "\x00" in request.GET.urlencode()
+            or (any("\x00" in value for values in request.GET.lists() for value in values[1]))
+        ):
+            return error(request, 400, "invalid", "The address may not contain NUL characters.")
+        response = self.get_response(request)
+        if (
+            response.status_code == 405
+            and request.path.startswith(API_PREFIX)
+            and response.get("Content-Type", "").split(";")[0] != "application/json"
+        ):
+            allowed = response.get("Allow", "")
+            refusal = error(request, 405, "method_not_allowed", f"Use {allowed} here.")
+            refusal["Allow"] = allowed
+            return refusal
+        return response

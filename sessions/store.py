@@ -1,0 +1,250 @@
+"""The event store: the only SQL, locks and per-database differences in Control Tower.
+
+Above it the rules (`append`) decide what may be written and the read side (`reading`,
+`open_sessions`) decides what to show; below it is the `tower_event` table. It offers:
+
+- `holding(stream)`: a transaction that holds one stream against every other writer;
+- `stream_ends`, `key_event`, `insert`: the append, with its expected position checked
+  by the caller inside `holding`;
+- `read_stream`: one stream, oldest first;
+- `SafePosition`: how far the table can be read in position (id) order with no lower
+  position still to appear, for folds that catch up by position.
+
+Rows come out as `EventRecord`s (`projections`), never as model instances, so nothing
+here imports the models and the read side stays free of the ORM's per-value costs.
+"""
+
+import fcntl
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from datetime import UTC, datetime
+
+from django.db import connection, connections, transaction
+from django.db.backends.utils import CursorWrapper
+
+from .projections import EventRecord
+
+TABLE = "tower_event"
+# An event's stored columns after its id, in `EventRecord` order: the one field list that
+# every statement below is built from.
+COLUMNS = (*EventRecord._fields, "idempotency_key")
+_RECORD_COLUMNS = ", ".join(EventRecord._fields)
+
+
+def aware_utc(timestamp: datetime) -> datetime:
+    """A timestamp read on a plain cursor: SQLite gives naive UTC, PostgreSQL aware."""
+    return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
+
+
+def records_from_rows(rows: Sequence[Sequence]) -> list[EventRecord]:
+    return [
+        EventRecord(stream, seq, kind, aware_utc(timestamp), *rest)
+        for stream, seq, kind, timestamp, *rest in rows
+    ]
+
+
+@contextmanager
+def reading_cursor(alias: str = "default") -> Iterator[CursorWrapper]:
+    """A plain cursor for reading events in bulk.
+
+    On PostgreSQL it parses timestamps with psycopg's own loader (in C): Django's, which
+    re-attaches the time zone in Python, took two thirds of the time to load 5,000
+    sessions' streams (bench/RESULTS.md, §5). Django sets the connection's time zone to
+    UTC, so both give the same values.
+    """
+    with connections[alias].cursor() as cursor:
+        if connections[alias].vendor == "postgresql":
+            from psycopg.types.datetime import TimestamptzLoader
+
+            cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+        yield cursor
+
+
+# Writers ------------------------------------------------------------------------------
+
+# SQLite has one writer at a time. Writers queue for it here rather than in SQLite's busy
+# handler, which polls in growing sleeps (1, 2, 5, 10 ms…): threads of one process on a
+# lock, processes (gunicorn workers) on an exclusive lock of a file beside the database,
+# which the kernel hands to the next waiter as soon as it is released.
+_SQLITE_THREADS = threading.Lock()
+_sqlite_lock_files: dict = {}
+
+
+def _sqlite_lock_file():
+    """This process's open lock file for the database (opened anew after a fork)."""
+    path = f"{connection.settings_dict['NAME']}.writers"
+    key = (os.getpid(), path)
+    if key not in _sqlite_lock_files:
+        _sqlite_lock_files[key] = open(path, "a")  # noqa: SIM115 (kept open: it holds the lock)
+    return _sqlite_lock_files[key]
+
+
+@contextmanager
+def _sqlite_writer_turn() -> Iterator[None]:
+    with _SQLITE_THREADS:
+        lock_file = _sqlite_lock_file()
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+
+@contextmanager
+def holding(stream: str) -> Iterator[None]:
+    """A transaction that holds `stream` against every other writer.
+
+    SQLite: the writers' queue, then `BEGIN IMMEDIATE` (the settings' transaction mode).
+    PostgreSQL: a transaction-scoped advisory lock on the stream's id.
+    """
+    queue = _sqlite_writer_turn() if connection.vendor == "sqlite" else nullcontext()
+    with queue, transaction.atomic():
+        if connection.vendor == "postgresql":
+            # The transaction id is taken before any event id, which is what lets
+            # readers tell when no lower event id can still commit (`SafePosition`).
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0)), pg_current_xact_id()",
+                    [stream],
+                )
+        yield
+
+
+# The append's statements are plain SQL: building them through the ORM cost three
+# quarters of an append's time (bench/append_inprocess.py, bench/RESULTS.md). The rules
+# need only the stream's first event (owner) and last (status, seq, time).
+_ENDS_SQL = (
+    f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+    f" AND (seq = 1 OR seq = (SELECT MAX(seq) FROM {TABLE} WHERE session = %s))"
+    " ORDER BY seq"
+)
+_KEY_SQL = (
+    f"SELECT {_RECORD_COLUMNS} FROM {TABLE}"
+    " WHERE session = %s AND actor = %s AND idempotency_key = %s"
+)
+_INSERT_SQL = (
+    f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
+    f" VALUES ({', '.join(['%s'] * len(COLUMNS))}) RETURNING id"
+)
+_STREAM_SQL = f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s ORDER BY seq"
+
+
+def stream_ends(stream: str) -> list[EventRecord]:
+    """The stream's first and last events (one when they are the same; none if empty)."""
+    with reading_cursor() as cursor:
+        cursor.execute(_ENDS_SQL, [stream, stream])
+        return records_from_rows(cursor.fetchall())
+
+
+def key_event(stream: str, actor: str, key: str) -> EventRecord | None:
+    """The event `actor` appended to `stream` under idempotency `key`, if any."""
+    with reading_cursor() as cursor:
+        cursor.execute(_KEY_SQL, [stream, actor, key])
+        rows = records_from_rows(cursor.fetchall())
+    return rows[0] if rows else None
+
+
+def insert(record: EventRecord, idempotency_key: str | None = None) -> int:
+    """Insert one event (inside `holding`); returns its position."""
+    params = [*record[:3], connection.ops.adapt_datetimefield_value(record.timestamp)]
+    params += [*record[4:], idempotency_key]
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_SQL, params)
+        return cursor.fetchone()[0]
+
+
+def insert_many(records: Sequence[EventRecord]) -> None:
+    """Insert a whole stream's events (inside `holding`), e.g. from an imported file."""
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            _INSERT_SQL.removesuffix(" RETURNING id"),
+            [
+                [*r[:3], connection.ops.adapt_datetimefield_value(r.timestamp), *r[4:], None]
+                for r in records
+            ],
+        )
+
+
+def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:
+    """One stream's events in stream order (fixed SQL: it runs on every page and append)."""
+    with reading_cursor(alias) as cursor:
+        cursor.execute(_STREAM_SQL, [stream])
+        return records_from_rows(cursor.fetchall())
+
+
+# Reading by position ------------------------------------------------------------------
+
+_SEEN_POSTGRESQL = (
+    f"SELECT MAX(id), pg_snapshot_xmin(pg_current_snapshot())::text::bigint,"
+    f" pg_snapshot_xmax(pg_current_snapshot())::text::bigint FROM {TABLE}"
+)
+
+
+class SafePosition:
+    """Tracks the safe position: one at or below which no event can still appear.
+
+    - SQLite has one writer at a time (transactions begin IMMEDIATE), so rows become
+      visible in id order: the newest id seen is safe.
+    - PostgreSQL hands out ids as rows are inserted, and transactions commit in any
+      order: a lower id can become visible after a higher one was seen. Every writer
+      takes its transaction id before its event ids (`holding`), so once every
+      transaction running when an id M was seen has ended (a later snapshot's xmin has
+      reached that moment's xmax), no row with an id up to M can appear any more. A
+      transaction left open anywhere on the server holds the safe position back.
+
+    Call `advance` outside transactions only, where a reader sees committed rows only.
+    """
+
+    def __init__(self) -> None:
+        self.position = 0
+        # PostgreSQL: (newest id seen, the snapshot's xmax then), oldest first.
+        self.sightings: list[tuple[int, int]] = []
+
+    def advance(self, cursor: CursorWrapper) -> int:
+        """The safe position now (never lower than before, unless rows were lost)."""
+        if connection.vendor == "sqlite":
+            cursor.execute(f"SELECT MAX(id) FROM {TABLE}")
+            return cursor.fetchone()[0] or 0
+        cursor.execute(_SEEN_POSTGRESQL)
+        newest, xmin, xmax = cursor.fetchone()
+        newest = newest or 0
+        settled = [seen for seen, then in self.sightings if then <= xmin]
+        self.sightings = [(seen, then) for seen, then in self.sightings if then > xmin]
+        if not self.sightings or self.sightings[-1][0] != newest:
+            self.sightings.append((newest, xmax))
+            # While a long transaction holds xmin back, keep the latest sightings only:
+            # any one of them is a valid safe position once settled.
+            del self.sightings[:-100]
+        return max(settled, default=self.position)
+
+
+# The sessions of one type's rows in a position range. The first fold's unary plus keeps
+# the planner off the primary key, so that it reads the type's partial index instead of
+# the whole table (328 -> 158 ms in SQLite at 100,000 closed sessions, bench/RESULTS.md §3).
+_STREAMS_OF_TYPE = f"SELECT session FROM {TABLE} WHERE type = %s AND "
+_POSITIONS_BETWEEN = "id > %s AND id <= %s"
+_POSITIONS_UP_TO = "+id <= %s"
+
+
+def streams_of_type(event_type: str, after: int, up_to: int) -> set[str]:
+    """The streams with an `event_type` row at a position in (after, up_to]."""
+    if after:
+        sql, params = _STREAMS_OF_TYPE + _POSITIONS_BETWEEN, [event_type, after, up_to]
+    else:
+        sql, params = _STREAMS_OF_TYPE + _POSITIONS_UP_TO, [event_type, up_to]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {stream for (stream,) in cursor.fetchall()}
+
+
+# A JSON array of ids as rows, for `IN (…)` with one parameter however many ids.
+JSON_ARRAY_ROWS = {
+    "sqlite": "SELECT value FROM json_each(%s)",
+    "postgresql": "SELECT jsonb_array_elements_text(%s::jsonb)",
+}
+
+
+def json_array_rows() -> str:
+    return JSON_ARRAY_ROWS[connection.vendor]
