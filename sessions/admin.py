@@ -1,8 +1,11 @@
 """The admin: a read-only audit trail of every event, and API token management."""
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.utils import timezone
 
+from . import identity
 from .models import ApiToken, Event
 
 
@@ -48,3 +51,29 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} token(s).")
+
+
+class TowerUserAdmin(UserAdmin):
+    """Users who have appended events keep their username for good (`identity`): the
+    admin offers to deactivate them, never to delete or rename them."""
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and identity.has_acted(obj.get_username()):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None and identity.has_acted(obj.get_username()):
+            readonly.append(obj.USERNAME_FIELD)
+        return readonly
+
+
+if admin.site.is_registered(get_user_model()):
+    admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), TowerUserAdmin)

@@ -68,8 +68,11 @@ class JsonBody(Parser):
 
 
 class BearerToken(HttpBearer):
-    """A bearer token acts as its user; a signed-in browser session may read (GET) only."""
+    """A bearer token acts as its user; a signed-in browser session may read (GET) only.
 
+    It runs before the operation, so it retries a lost connection on its own."""
+
+    @retrying
     def __call__(self, request: HttpRequest):
         header = request.headers.get("Authorization", "")
         if header:
@@ -103,7 +106,8 @@ api = NinjaAPI(
 sessions = Router(tags=["sessions"])
 
 # The documented answers of each kind of operation: every status it can give.
-READ_ERRORS = {400: schemas.Error, 401: schemas.Error, 503: schemas.Error}
+# (414: the server in front of Django refuses a request line over its limit.)
+READ_ERRORS = {400: schemas.Error, 401: schemas.Error, 414: None, 503: schemas.Error}
 ONE_ERRORS = {**READ_ERRORS, 404: schemas.Error}
 WRITE_ERRORS = {
     **ONE_ERRORS,

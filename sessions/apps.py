@@ -7,3 +7,8 @@ class TowerConfig(AppConfig):
     label = "tower"
     verbose_name = "Control Tower"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import identity
+
+        identity.connect()

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
 
 API_PREFIX = "/api/"
 
@@ -14,28 +15,38 @@ def error(request: HttpRequest, status: int, code: str, detail: str) -> HttpResp
     return HttpResponse(detail, status=status, content_type="text/plain; charset=utf-8")
 
 
+def method_not_allowed(request: HttpRequest, allowed: str) -> HttpResponse:
+    refusal = error(request, 405, "method_not_allowed", f"Use {allowed} here.")
+    refusal["Allow"] = allowed
+    return refusal
+
+
 class RequestChecks:
     """Refuses a NUL character in the path or the query (no database can store or
-    compare one; PostgreSQL raises), and gives the API's 405s its JSON error shape."""
+    compare one; PostgreSQL raises), and gives the API's 405s its JSON error shape —
+    also on the schema and reference pages, which would otherwise answer a write with
+    the CSRF failure page."""
 
     def __init__(self, get_response: Callable) -> None:
         self.get_response = get_response
+        self.read_only: set[str] = set()
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if (
-            "\x00" in request.path
-            or "\x00" in request.GET.urlencode()
-            or (any("\x00" in value for values in request.GET.lists() for value in values[1]))
+        if "\x00" in request.path or any(
+            "\x00" in key or "\x00" in value
+            for key, values in request.GET.lists()
+            for value in values
         ):
             return error(request, 400, "invalid", "The address may not contain NUL characters.")
+        if not self.read_only:
+            self.read_only = {reverse("api:openapi-json"), reverse("api:openapi-view")}
+        if request.path in self.read_only and request.method not in ("GET", "HEAD"):
+            return method_not_allowed(request, "GET, HEAD")
         response = self.get_response(request)
         if (
             response.status_code == 405
             and request.path.startswith(API_PREFIX)
             and response.get("Content-Type", "").split(";")[0] != "application/json"
         ):
-            allowed = response.get("Allow", "")
-            refusal = error(request, 405, "method_not_allowed", f"Use {allowed} here.")
-            refusal["Allow"] = allowed
-            return refusal
+            return method_not_allowed(request, response.get("Allow", ""))
         return response

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from . import jsonl, vocabulary
 
@@ -46,6 +46,20 @@ IdempotencyKey = text(
     description="A repeated key of the same actor on the same session returns the event "
     "it first appended and appends nothing.",
 )
+
+
+def json_integer(value: object) -> object:
+    """JSON Schema's integer: 1 and 1.0, but not false, "1" or 1.5 (pydantic's lax mode
+    would take the first two, its strict mode would refuse 1.0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a whole number")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("must be a whole number")
+        return int(value)
+    return value
+
+
 ExpectedSeq = Annotated[
     int,
     Field(
@@ -53,6 +67,7 @@ ExpectedSeq = Annotated[
         le=vocabulary.MAX_STREAM_EVENTS,
         description="The last seq you saw; if the stream moved on, the append is refused (409).",
     ),
+    BeforeValidator(json_integer),
 ]
 Timestamp = Annotated[
     datetime,

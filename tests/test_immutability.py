@@ -2,9 +2,10 @@
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from sessions.append import append_event
+from sessions.identity import IdentityInUse
 from sessions.models import Event, ImmutableEventError
 from sessions.vocabulary import BLOCK
 
@@ -96,18 +97,113 @@ def test_raw_sql_can_still_insert(history):
     assert Event.objects.filter(session="raw").exists()
 
 
-def test_deleting_a_user_keeps_their_events(history, alice):
-    alice.delete()
+def test_deleting_a_user_who_acted_is_refused_so_the_name_stays_theirs(history, alice):
+    # (Django deletes without a savepoint of its own: the test gives it one.)
+    with pytest.raises(IdentityInUse, match="deactivate"), transaction.atomic():
+        alice.delete()
+    assert User.objects.filter(username="alice").exists()
     assert_unchanged(history)
 
 
-def test_renaming_a_user_keeps_the_actor_of_their_events(history, alice):
+def test_a_new_user_cannot_inherit_a_deleted_namesakes_sessions(history, alice):
+    # The old `carol` cannot be deleted, so no new `carol` can be made to own her work.
+    with pytest.raises(IdentityInUse), transaction.atomic():
+        User.objects.filter(username="alice").delete()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        User.objects.create_user("alice")
+
+
+def test_renaming_a_user_who_acted_is_refused(history, alice):
     alice.username = "alice-renamed"
-    alice.save()
-    assert_unchanged(history)
+    with pytest.raises(IdentityInUse):
+        alice.save()
     assert set(Event.objects.values_list("actor", flat=True)) == {"alice"}
 
 
-def test_deleting_users_in_bulk_keeps_events(history):
-    User.objects.all().delete()
+def test_a_user_who_never_acted_may_be_deleted_or_renamed(history, bob):
+    bob.username = "robert"
+    bob.save()
+    bob.delete()
+    assert not User.objects.filter(username__in=["bob", "robert"]).exists()
+
+
+def test_deactivating_a_user_keeps_their_events_and_name(history, alice):
+    alice.is_active = False
+    alice.save()
     assert_unchanged(history)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's REPLACE conflict resolution")
+def test_insert_or_replace_cannot_overwrite_an_event(history):
+    with (
+        pytest.raises(DatabaseError, match="immutable"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "INSERT OR REPLACE INTO tower_event (session, seq, type, timestamp, actor, reason)"
+            " VALUES ('s1', 2, 'session_block', '2026-11-29 10:00:00', 'mallory', 'forged')"
+        )
+    assert_unchanged(history)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's REPLACE conflict resolution")
+def test_replace_by_id_cannot_overwrite_an_event(history):
+    first_id = history[0][0]
+    with (
+        pytest.raises(DatabaseError, match="immutable"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "REPLACE INTO tower_event (id, session, seq, type, timestamp, actor, title)"
+            " VALUES (%s, 'x', 1, 'session_start', '2026-11-29 10:00:00', 'mallory', 'forged')",
+            [first_id],
+        )
+    assert_unchanged(history)
+
+
+@pytest.fixture
+def app_role(db):
+    """The production app role of the README, made in the test's transaction."""
+    from sessions.management.commands.app_role_sql import grants
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE tower_app_test NOLOGIN")
+        for statement in grants("tower_app_test"):
+            cursor.execute(statement)
+    return "tower_app_test"
+
+
+def as_role(role, statement):
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL ROLE {role}")
+        cursor.execute(statement)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="database roles are PostgreSQL's")
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM tower_event",
+        "UPDATE tower_event SET reason = 'x'",
+        "TRUNCATE tower_event",
+        "SET session_replication_role = replica",
+        "ALTER TABLE tower_event DISABLE TRIGGER USER",
+    ],
+)
+def test_the_app_role_cannot_rewrite_or_unguard_history(history, app_role, statement):
+    with pytest.raises(DatabaseError, match=r"permission denied|must be owner"):
+        as_role(app_role, statement)
+    assert_unchanged(history)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="database roles are PostgreSQL's")
+def test_the_app_role_may_read_and_append(history, app_role, alice):
+    as_role(app_role, "SELECT count(*) FROM tower_event")
+    as_role(
+        app_role,
+        "INSERT INTO tower_event (session, seq, type, timestamp, actor)"
+        " VALUES ('r', 1, 'session_start', now(), 'alice')",
+    )
+    assert Event.objects.filter(session="r").exists()

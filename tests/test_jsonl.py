@@ -293,3 +293,78 @@ def test_large_imports_show_progress(tmp_path, monkeypatch):
         shutil.copy(path, tmp_path)
     _, stderr = import_logs(tmp_path)
     assert "2/5 files" in stderr and "4/5 files" in stderr
+
+
+# Timestamps at the ends of the calendar, and export's file handling (issue 9).
+
+
+def log_line(timestamp, seq=1):
+    return (
+        f'{{"seq":{seq},"type":"session_start","timestamp":"{timestamp}",'
+        f'"actor":"a","title":"t"}}\n'
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("timestamp", ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"])
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_timestamp_outside_the_calendar_is_refused_and_later_files_still_import(
+    tmp_path, timestamp, dry_run
+):
+    (tmp_path / "a-edge.jsonl").write_text(log_line(timestamp))
+    (tmp_path / "b-fine.jsonl").write_text(log_line("2026-11-29T09:00:00Z"))
+    error, stderr = import_logs(tmp_path, dry_run=dry_run)
+    assert error is not None
+    assert f"{tmp_path / 'a-edge.jsonl'}:1: timestamp" in stderr
+    assert "outside the years" in stderr
+    assert Event.objects.filter(session="b-fine").exists() == (not dry_run)
+    assert not Event.objects.filter(session="a-edge").exists()
+
+
+@pytest.mark.django_db
+def test_a_year_before_1000_exports_in_a_form_that_imports_again(tmp_path):
+    (tmp_path / "old.jsonl").write_text(log_line("0999-01-01T00:00:00Z"))
+    assert import_logs(tmp_path / "old.jsonl") == (None, "")
+    exported = export_logs(tmp_path / "out")["old.jsonl"]
+    assert b'"timestamp":"0999-01-01T00:00:00.000000Z"' in exported
+    assert decode_log("old.jsonl", exported)[1][0].timestamp.year == 999
+
+
+def test_export_replaces_a_symlink_instead_of_writing_through_it(tmp_path, started):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / f"{started}.jsonl").symlink_to(outside)
+    export_logs(out, started)
+    assert outside.read_text() == "keep me"
+    assert not (out / f"{started}.jsonl").is_symlink()
+    assert decode_log(f"{started}.jsonl", (out / f"{started}.jsonl").read_bytes())
+
+
+def test_export_leaves_no_temporary_files(tmp_path, started):
+    assert list(export_logs(tmp_path / "out")) == [f"{started}.jsonl"]
+
+
+def test_export_to_a_file_fails_clearly(tmp_path, started):
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    with pytest.raises(CommandError, match="is a file"):
+        export_logs(target)
+
+
+def test_export_over_a_folder_in_the_way_fails_clearly(tmp_path, started):
+    (tmp_path / f"{started}.jsonl").mkdir()
+    with pytest.raises(CommandError, match="is a folder"):
+        export_logs(tmp_path)
+
+
+def test_a_file_longer_than_a_stream_may_be_is_refused(monkeypatch):
+    monkeypatch.setattr("sessions.vocabulary.MAX_STREAM_EVENTS", 2)
+    lines = log_line("2026-11-29T09:00:00Z") + (
+        '{"seq":2,"type":"session_block","timestamp":"2026-11-29T09:01:00Z","actor":"a",'
+        '"reason":"r"}\n{"seq":3,"type":"session_unblock","timestamp":"2026-11-29T09:02:00Z",'
+        '"actor":"a"}\n'
+    )
+    with pytest.raises(LogError, match="at most 2 events"):
+        decode_log("long.jsonl", lines.encode())
