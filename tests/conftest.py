@@ -69,6 +69,13 @@ def alice(make_user):
 
 
 @pytest.fixture
+def alice_client(client, alice):
+    """Django's test client, signed in as alice."""
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
 def bob(make_user):
     return make_user("bob")
 

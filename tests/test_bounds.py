@@ -15,12 +15,6 @@ from sessions.vocabulary import BLOCK, UNBLOCK
 
 
 @pytest.fixture
-def alice_client(client, alice):
-    client.force_login(alice)
-    return client
-
-
-@pytest.fixture
 def small_pages(monkeypatch):
     monkeypatch.setattr(vocabulary, "MAX_EVENTS_PAGE", 3)
 
