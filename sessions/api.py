@@ -8,8 +8,6 @@ checks every answer against that document).
 """
 
 import json
-import uuid
-from datetime import timedelta
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -29,7 +27,7 @@ from .append import (
     append_event,
     new_session_id,
 )
-from .retry import DatabaseUnavailable, retrying
+from .retry import DatabaseUnavailable, retrying, server_key
 from .tokens import user_for_token
 
 # How each domain refusal is said over HTTP.
@@ -186,17 +184,11 @@ def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
     """
     if given is not None:
         return given, True
-    if not hasattr(request, "_tower_key"):
-        request._tower_key = f"auto-{uuid.uuid4().hex}"
-    return request._tower_key, False
-
-
-def threshold(minutes: int | None) -> timedelta:
-    return reading.stale_threshold(minutes)
+    return server_key(request, "auto"), False
 
 
 def view_of(session_id: str, minutes: int | None = None) -> dict:
-    view = reading.session_view(session_id, threshold=threshold(minutes))
+    view = reading.session_view(session_id, threshold=reading.stale_threshold(minutes))
     if view is None:
         raise UnknownSession(session_id)
     return schemas.session_json(view)
@@ -240,7 +232,7 @@ def start_session(
 @retrying
 def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     now = timezone.now()
-    limit = threshold(filters.stale_after)
+    limit = reading.stale_threshold(filters.stale_after)
     rows = reading.listing(
         owner=filters.owner or None,
         text=filters.q or None,

@@ -6,9 +6,11 @@ of appending it twice: the caller gets a success, or nothing was written.
 """
 
 import functools
+import uuid
 from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError, connection
+from django.http import HttpRequest
 
 ATTEMPTS = 2
 
@@ -30,3 +32,12 @@ def retrying(view: Callable) -> Callable:
         raise DatabaseUnavailable
 
     return run
+
+
+def server_key(request: HttpRequest, prefix: str) -> str:
+    """An idempotency key made for this request, the same on every run of it, so that
+    running it again after a lost connection returns the event it appended instead of
+    appending twice."""
+    if not hasattr(request, "_tower_key"):
+        request._tower_key = f"{prefix}-{uuid.uuid4().hex}"
+    return request._tower_key

@@ -1,6 +1,5 @@
 """The board, the session page and their forms. Requests append; pages are projections."""
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -26,7 +25,7 @@ from .append import (
     new_session_id,
 )
 from .forms import ACTIONS, ActionForm, StartForm
-from .retry import retrying
+from .retry import retrying, server_key
 
 # How the refusals that leave no form to re-show are said to a browser.
 STATUS_OF = {Forbidden: 403, UnknownSession: 404}
@@ -134,14 +133,6 @@ def board(request):
     return render(request, "sessions/board.html", context)
 
 
-def form_key(request):
-    """A key made for this request, so that running it again after a lost database
-    connection (`retrying`) returns the event it appended instead of appending twice."""
-    if not hasattr(request, "_tower_key"):
-        request._tower_key = f"form-{uuid.uuid4().hex}"
-    return request._tower_key
-
-
 @login_required
 @require_POST
 @retrying
@@ -156,7 +147,7 @@ def start(request):
                 vocabulary.START,
                 form.event_fields(),
                 user=request.user,
-                idempotency_key=form_key(request),
+                idempotency_key=server_key(request, "form"),
             )
             return redirect("board")
         except InvalidEvent as exc:
@@ -226,7 +217,7 @@ def act(request, session_id, slug):
                 form.event_fields(),
                 user=request.user,
                 expected_seq=form.cleaned_data["expected_seq"],
-                idempotency_key=form_key(request),
+                idempotency_key=server_key(request, "form"),
             )
             status, failed = 200, None
         except InvalidEvent as exc:
