@@ -7,9 +7,12 @@ Requests are validated by the schemas; answers are built by `schemas.session_jso
 checks every answer against that document).
 """
 
+import functools
 import json
+from collections.abc import Callable
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja import Header, NinjaAPI, Query, Router
@@ -66,11 +69,8 @@ class JsonBody(Parser):
 
 
 class BearerToken(HttpBearer):
-    """A bearer token acts as its user; a signed-in browser session may read (GET) only.
+    """A bearer token acts as its user; a signed-in browser session may read (GET) only."""
 
-    It runs before the operation, so it retries a lost connection on its own."""
-
-    @retrying
     def __call__(self, request: HttpRequest):
         header = request.headers.get("Authorization", "")
         if header:
@@ -162,9 +162,27 @@ def on_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return error_response(413, "too_large", "The request body is too large.")
 
 
-@api.exception_handler(DatabaseUnavailable)
-def on_unavailable(request: HttpRequest, exc: DatabaseUnavailable) -> HttpResponse:
-    return error_response(503, "unavailable", "The database is unreachable; try again shortly.")
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def on_lost_connection(request: HttpRequest, exc: Exception) -> HttpResponse:
+    raise exc  # to `retried`, around the whole request (ninja's own handler may not raise)
+
+
+def retried(view: Callable) -> Callable:
+    """Runs a whole API request (authentication included) once more after a lost
+    database connection; 503 when the database stays unreachable."""
+    run_retrying = retrying(view)
+
+    @functools.wraps(view)
+    def run(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return run_retrying(request, *args, **kwargs)
+        except DatabaseUnavailable:
+            return error_response(
+                503, "unavailable", "The database is unreachable; try again shortly."
+            )
+
+    return run
 
 
 @api.exception_handler(Http404)
@@ -180,7 +198,7 @@ def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
     """The request's idempotency key, and whether the client sent it.
 
     A request without one gets a key of its own, so that retrying it on the server after
-    a lost database connection (`retrying`) cannot append its event twice.
+    a lost database connection (`retried`) cannot append its event twice.
     """
     if given is not None:
         return given, True
@@ -207,7 +225,6 @@ KEY_HEADER = Header(None, alias="Idempotency-Key")
     response={201: schemas.Session, 200: schemas.Session, **WRITE_ERRORS},
     summary="Start a session",
 )
-@retrying
 def start_session(
     request: HttpRequest,
     body: schemas.StartSession,
@@ -229,7 +246,6 @@ def start_session(
     response={200: schemas.SessionList, **READ_ERRORS},
     summary="List sessions, newest activity first",
 )
-@retrying
 def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     now = timezone.now()
     limit = reading.stale_threshold(filters.stale_after)
@@ -259,7 +275,6 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     response={200: schemas.Session, **ONE_ERRORS},
     summary="A session's view",
 )
-@retrying
 def session_detail(
     request: HttpRequest, session_id: schemas.SessionId, options: Query[schemas.ViewOptions]
 ):
@@ -271,7 +286,6 @@ def session_detail(
     response={201: schemas.Appended, 200: schemas.Appended, **WRITE_ERRORS},
     summary="Append an event",
 )
-@retrying
 def append(
     request: HttpRequest,
     session_id: schemas.SessionId,
@@ -297,7 +311,6 @@ def append(
     response={200: schemas.EventList, **ONE_ERRORS},
     summary="A session's events, oldest first, a page at a time",
 )
-@retrying
 def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[schemas.EventPage]):
     records = reading.events_page(session_id, page.after, page.limit + 1)
     if not records and not reading.exists(session_id):
@@ -324,7 +337,6 @@ def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[sche
         }
     },
 )
-@retrying
 def session_log(request: HttpRequest, session_id: schemas.SessionId):
     records = reading.session_events(session_id)
     if not records:
@@ -335,3 +347,11 @@ def session_log(request: HttpRequest, session_id: schemas.SessionId):
 
 
 api.add_router("/", sessions)
+
+
+def urls() -> tuple[list, str, str]:
+    """The API's URL patterns, each view run by `retried`."""
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        pattern.callback = retried(pattern.callback)
+    return patterns, app_name, namespace

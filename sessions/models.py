@@ -95,6 +95,14 @@ class Event(models.Model):
                 name="tower_event_closes",
             ),
             models.Index(fields=["actor"], name="tower_event_actor"),
+            # A session's view reads a few events by type and by note, whatever the
+            # stream's length (`store.read_view_events`): each is one probe of these.
+            models.Index(fields=["session", "type", "seq"], name="tower_event_session_type"),
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(note__isnull=False),
+                name="tower_event_noted",
+            ),
             # Newest activity first (the API's list walks it backwards) and the admin.
             models.Index(fields=["timestamp", "id"], name="tower_event_timestamp_id"),
         ]

@@ -112,8 +112,12 @@ class SessionView:
     seq: int = 0
 
 
-def session_view(session_id, events, now, threshold=timedelta(minutes=30)):
-    """All projections of one session's events at `now`."""
+def session_view(session_id, events, now, threshold=timedelta(minutes=30), blocker_count=None):
+    """All projections of one session's events at `now`.
+
+    `events` may be the whole stream, or only the events the view depends on (the store
+    reads those, with the open blocks' count, so a view costs the same at any length).
+    """
     events = list(events)
     open_blocks = blockers(events)
     return SessionView(
@@ -123,7 +127,7 @@ def session_view(session_id, events, now, threshold=timedelta(minutes=30)):
         status=status(events),
         stale=is_stale(events, now, threshold),
         blockers=open_blocks[-MAX_BLOCKERS_SHOWN:],
-        blocker_count=len(open_blocks),
+        blocker_count=len(open_blocks) if blocker_count is None else blocker_count,
         next_action=next_action(events),
         opened_at=opened_at(events),
         last_event_at=last_event_at(events),

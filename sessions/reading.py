@@ -34,11 +34,11 @@ def version():
     return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
 
 
-def project(session_id, events, now=None, threshold=None):
+def project(session_id, events, now=None, threshold=None, blocker_count=None):
     """The view of a session's loaded events, at `now` (default: the clock)."""
     now = timezone.now() if now is None else now
     threshold = stale_threshold() if threshold is None else threshold
-    return projections.session_view(session_id, events, now, threshold)
+    return projections.session_view(session_id, events, now, threshold, blocker_count)
 
 
 def session_views(session_ids, now=None, threshold=None):
@@ -53,9 +53,10 @@ def session_views(session_ids, now=None, threshold=None):
 
 
 def session_view(session_id, now=None, threshold=None):
-    """The view of one session, or None when it has no events."""
-    events = Event.objects.stream(session_id)
-    return project(session_id, events, now, threshold) if events else None
+    """The view of one session, or None when it has no events; it reads only the events
+    the view depends on, so it costs the same whatever the stream's length."""
+    events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    return project(session_id, events, now, threshold, blocker_count) if events else None
 
 
 def session_events(session_id):

@@ -167,6 +167,43 @@ def insert_many(records: Sequence[EventRecord]) -> None:
         )
 
 
+# The few events a session's view depends on, however long its stream (each an index
+# probe): the first and last events, the latest note-bearing event (a block always bears
+# its reason), the latest unblock, and the latest open blocks after it; and how many
+# blocks are open. `projections.session_view` over these gives what it gives over the
+# whole stream (tests/test_view_events.py holds the rule in Python and checks both).
+_LAST_UNBLOCK = (
+    f"(SELECT COALESCE(MAX(seq), 0) FROM {TABLE} WHERE session = %s AND type = 'session_unblock')"
+)
+_VIEW_EVENTS_SQL = (
+    f"SELECT {_RECORD_COLUMNS}, (SELECT COUNT(*) FROM {TABLE}"
+    f" WHERE session = %s AND type = 'session_block' AND seq > {_LAST_UNBLOCK})"
+    f" FROM {TABLE} WHERE session = %s AND seq IN ("
+    "SELECT 1"
+    f" UNION SELECT MAX(seq) FROM {TABLE} WHERE session = %s"
+    f" UNION SELECT MAX(seq) FROM {TABLE} WHERE session = %s AND note IS NOT NULL"
+    f" UNION SELECT MAX(seq) FROM {TABLE} WHERE session = %s AND type = 'session_block'"
+    f" UNION {_LAST_UNBLOCK[1:-1]}"
+    f" UNION SELECT seq FROM (SELECT seq FROM {TABLE} WHERE session = %s"
+    f" AND type = 'session_block' AND seq > {_LAST_UNBLOCK}"
+    " ORDER BY seq DESC LIMIT %s) AS open_blocks"
+    ") ORDER BY seq"
+)
+
+
+def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord], int]:
+    """The events a session's view depends on, oldest first, and its open blocks' count
+    (both empty for no such session): the cost of a view, whatever the stream's length."""
+    params = [stream, stream, stream, stream, stream, stream, stream, stream, stream]
+    params.append(shown_blocks)
+    with reading_cursor() as cursor:
+        cursor.execute(_VIEW_EVENTS_SQL, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return [], 0
+    return records_from_rows([row[:-1] for row in rows]), rows[0][-1]
+
+
 def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:
     """One stream's events in stream order (fixed SQL: it runs on every page and append)."""
     with reading_cursor(alias) as cursor:

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from . import views
-from .api import api
+from . import api, views
 
 SESSION = "<str:session_id>"
 
@@ -10,5 +9,5 @@ urlpatterns = [
     path("sessions/start", views.start, name="start"),
     path(f"sessions/{SESSION}/", views.session_page, name="session"),
     path(f"sessions/{SESSION}/<slug:slug>", views.act, name="act"),
-    path("api/", api.urls),
+    path("api/", api.urls()),
 ]

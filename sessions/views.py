@@ -162,17 +162,17 @@ def timeline_before(request):
 
 
 def session_context(request, session_id, failed_form=None, message=None):
-    events = reading.session_events(session_id)
-    if not events:
+    view = reading.session_view(session_id)
+    if view is None:
         raise Http404(f"There is no session {session_id!r}.")
-    view = reading.project(session_id, events)
-    # The timeline shows one page of events, the latest first asked for; older pages
-    # are linked, so that a long stream never makes a long page.
+    # The timeline shows one page of events, the latest unless an earlier page is asked
+    # for; the others are linked, so that a long stream never makes a long page or a
+    # long read.
     end = min(timeline_before(request) or view.seq + 1, view.seq + 1)
     start = max(1, end - vocabulary.MAX_EVENTS_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": events[start - 1 : end - 1],
+        "events": reading.events_page(session_id, start - 1, end - start),
         "earlier": start if start > 1 else None,
         "later": end + vocabulary.MAX_EVENTS_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),

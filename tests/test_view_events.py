@@ -1,0 +1,80 @@
+"""A session's view is read from a few of its events (`store.read_view_events`), so that
+it costs the same at any stream length. The rule, in Python here, is a specification:
+the view of those events equals the view of the whole stream (a hypothesis property),
+and the store's SQL picks exactly those events (checked on generated streams)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessions import projections, store
+from sessions.append import import_stream
+from sessions.projections import EventRecord
+from sessions.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER, UNBLOCK
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+SHOWN = 3
+
+
+def view_events(events, shown):
+    """The events the view depends on: first and last, the latest note-bearing one, the
+    latest unblock and block, and the latest `shown` blocks after that unblock."""
+    last_unblock = max((e.seq for e in events if e.type == UNBLOCK), default=0)
+    open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
+    wanted = {1, events[-1].seq, last_unblock, *open_blocks[-shown:]}
+    wanted |= {max((e.seq for e in events if e.note is not None), default=0)}
+    wanted |= {max((e.seq for e in events if e.type == BLOCK), default=0)}
+    return [e for e in events if e.seq in wanted], len(open_blocks)
+
+
+@st.composite
+def streams(draw, max_events=30):
+    """Any stream the transition table allows, notes present or not."""
+    moment = datetime(2026, 11, 29, 8, tzinfo=UTC)
+    events, status = [], None
+    for seq in range(1, draw(st.integers(1, max_events)) + 1):
+        allowed = [t for t, sources in ALLOWED_FROM.items() if status in sources]
+        if not allowed:
+            break
+        kind = draw(st.sampled_from(allowed))
+        fields = (
+            {"reason": f"r{seq}"}
+            if kind == BLOCK
+            else {"note": draw(st.none() | st.just(f"n{seq}"))}
+        )
+        if kind == START:
+            fields["title"] = "t"
+        moment += timedelta(minutes=draw(st.integers(0, 90)))
+        events.append(EventRecord("g", seq, kind, moment, "a", **fields))
+        status = STATUS_AFTER[kind]
+    return events
+
+
+def view(events, blocker_count=None):
+    return projections.session_view("g", events, NOW, timedelta(minutes=30), blocker_count)
+
+
+@given(streams())
+def test_the_view_of_the_chosen_events_is_the_view_of_the_whole_stream(events):
+    chosen, blocker_count = view_events(events, projections.MAX_BLOCKERS_SHOWN)
+    assert view(chosen, blocker_count) == view(events)
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=streams(max_events=40))
+def test_the_store_reads_exactly_the_chosen_events(events):
+    session_id = f"g{abs(hash(tuple(events))) % 10**12}"
+    events = [e._replace(session=session_id) for e in events]
+    if not store.read_stream(session_id):
+        import_stream(session_id, events)
+    assert store.read_view_events(session_id, SHOWN) == view_events(events, SHOWN)
+
+
+@pytest.mark.django_db
+def test_no_session_has_no_view_events():
+    assert store.read_view_events("nobody", SHOWN) == ([], 0)
