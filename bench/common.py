@@ -155,11 +155,16 @@ def seed(open_sessions, closed_sessions=0, events_per_open=20, events_per_closed
         if len(batch) >= 50_000:
             flush()
     flush()
+    settle_after_bulk_load()
+
+
+def settle_after_bulk_load():
+    """What autovacuum does after a bulk load on PostgreSQL: statistics and the
+    visibility map, without which the planner guesses blind and index-only scans read
+    the heap."""
     from django.db import connection
 
     if connection.vendor == "postgresql":
-        # What autovacuum does after a bulk load: statistics and the visibility map,
-        # without which the planner guesses blind and index-only scans read the heap.
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE tower_event")
 

@@ -10,6 +10,12 @@ HERE = Path(__file__).resolve().parent
 
 if __name__ == "__main__":
     print(f"machine: {machine()}", flush=True)
-    for script in ("append_inprocess.py", "append_http.py", "board.py"):
+    for script in (
+        "append_inprocess.py",
+        "append_http.py",
+        "board.py",
+        "stream_length.py",
+        "hand_sql.py",
+    ):
         for engine in ("sqlite", "postgresql"):
             subprocess.run([sys.executable, str(HERE / script), engine, *sys.argv[1:]], check=True)

@@ -1,6 +1,10 @@
 """A token stands for its user: the lookup reads a few fields and the rest on demand."""
 
-from sessions.tokens import user_for_token
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
+from django.db import models
+
+from sessions.tokens import _user_query, user_for_token
 
 
 def test_a_token_user_has_the_flags_and_fields_of_the_stored_user(make_user, token_for):
@@ -18,3 +22,28 @@ def test_a_token_user_has_the_flags_and_fields_of_the_stored_user(make_user, tok
 
 def test_an_unknown_token_stands_for_nobody(db):
     assert user_for_token("ct_not-a-token") is None
+
+
+class Member(AbstractBaseUser):
+    """A custom user model: its own primary key column and no `is_active` field."""
+
+    uid = models.BigAutoField(primary_key=True, db_column="member_uid")
+    handle = models.CharField(max_length=40, unique=True)
+    USERNAME_FIELD = "handle"
+
+    class Meta:
+        app_label = "flushing"
+        managed = False
+        db_table = "member"
+
+
+def test_the_token_lookup_is_built_from_a_custom_user_models_own_names():
+    sql, fields = _user_query("sqlite", Member)
+    assert 'u."member_uid"' in sql and '"member" u' in sql
+    assert "is_active" not in sql and "u.id" not in sql
+    assert fields == ["uid", "handle"]
+
+
+def test_the_token_lookup_filters_on_is_active_where_the_model_has_it():
+    sql, fields = _user_query("sqlite", User)
+    assert 'u."is_active"' in sql and "is_active" in fields

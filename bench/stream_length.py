@@ -1,0 +1,105 @@
+"""Benchmark 6: what one session costs at 10, 1,000, 10,000 and ~100,000 events.
+
+    python bench/stream_length.py [sqlite] [postgresql]
+
+Each stream is imported (start, then block/unblock alternating, as a chatty agent's),
+then, through Django's full request stack in process (test client, production
+settings): the API view `GET /api/sessions/<id>`, the session page's first screen, and
+an append (`POST …/events`, block and unblock in turn, each answered with the view).
+Reports the median and range of 5 runs of 20 requests each, and the ratio to the
+10-event stream. The largest stream stops short of the cap (`MAX_STREAM_EVENTS`) so
+that appends are still allowed.
+"""
+
+import statistics
+import time
+from datetime import timedelta
+
+from common import T0, report, run_per_engine, settle_after_bulk_load, setup_django
+
+LENGTHS = (10, 1_000, 10_000, 99_800)
+RUNS, REQUESTS = 5, 20
+
+
+def stream(session_id, length):
+    from sessions.projections import EventRecord
+    from sessions.vocabulary import BLOCK, START, UNBLOCK
+
+    events = [EventRecord(session_id, 1, START, T0, "bench", title="Long agent session")]
+    for seq in range(2, length + 1):
+        kind = BLOCK if seq % 2 == 0 else UNBLOCK
+        fields = {"reason": f"waiting on step {seq}"} if kind == BLOCK else {}
+        events.append(
+            EventRecord(session_id, seq, kind, T0 + timedelta(seconds=seq), "bench", **fields)
+        )
+    return events
+
+
+def per_request_ms(request):
+    runs = []
+    for _ in range(RUNS):
+        begin = time.perf_counter()
+        for _ in range(REQUESTS):
+            request()
+        runs.append((time.perf_counter() - begin) * 1000 / REQUESTS)
+    return statistics.median(runs), min(runs), max(runs)
+
+
+def main(engine):
+    setup_django(engine)
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from sessions.append import import_stream
+    from sessions.tokens import create_token
+
+    user = User.objects.create_user("bench")
+    token = create_token(user, "bench")[1]
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    browser = Client()
+    browser.force_login(user)
+    appends = iter(range(10**9))
+
+    def append(session_id):
+        if next(appends) % 2 == 0:
+            body = {"type": "session_unblock"}
+        else:
+            body = {"type": "session_block", "reason": "again"}
+        response = api.post(f"/api/sessions/{session_id}/events", body, "application/json")
+        assert response.status_code == 201, response.content
+
+    for length in LENGTHS:
+        import_stream(f"len-{length}", stream(f"len-{length}", length))  # ends blocked
+    settle_after_bulk_load()
+    rows, baseline = [], {}
+    for length in LENGTHS:
+        session_id = f"len-{length}"
+        measures = {
+            "view (API)": lambda s=session_id: api.get(f"/api/sessions/{s}"),
+            "session page": lambda s=session_id: browser.get(f"/sessions/{s}/"),
+            "append (API)": lambda s=session_id: append(s),
+        }
+        for name, request in measures.items():
+            request()  # warm up
+            median, low, high = per_request_ms(request)
+            baseline.setdefault(name, median)
+            ratio = median / baseline[name]
+            rows.append(
+                (
+                    engine,
+                    name,
+                    f"{length:,}",
+                    f"{median:.2f}",
+                    f"{low:.2f}–{high:.2f}",
+                    f"{ratio:.2f}×",
+                )
+            )
+    report(
+        f"Cost per request by stream length ({engine})",
+        rows,
+        ["database", "request", "events", "median ms", "range ms", "vs 10 events"],
+    )
+
+
+if __name__ == "__main__":
+    run_per_engine(__file__, main)
