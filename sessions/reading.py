@@ -41,15 +41,27 @@ def project(session_id, events, now=None, threshold=None, blocker_count=None):
     return projections.session_view(session_id, events, now, threshold, blocker_count)
 
 
+# Streams up to this long are read whole, all of a page's in one query; a longer one is
+# read by the events its view depends on (`store.read_view_events`), so that one long
+# stream costs a board or a list no more than a short one.
+WHOLE_STREAM_LIMIT = 100
+
+
 def session_views(session_ids, now=None, threshold=None):
-    """Views of the given sessions that exist, keyed by id, from one query."""
+    """Views of the given sessions that exist, keyed by id."""
+    lengths = store.stream_lengths(list(session_ids))
+    short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
     streams = defaultdict(list)
-    for record in Event.objects.filter(session__in=list(session_ids)).records():
+    for record in Event.objects.filter(session__in=short).records():
         streams[record.session].append(record)
-    return {
+    views = {
         session_id: project(session_id, events, now, threshold)
         for session_id, events in streams.items()
     }
+    for session_id in lengths.keys() - set(short):
+        events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
+        views[session_id] = project(session_id, events, now, threshold, blocker_count)
+    return views
 
 
 def session_view(session_id, now=None, threshold=None):

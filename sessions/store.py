@@ -15,6 +15,7 @@ here imports the models and the read side stays free of the ORM's per-value cost
 """
 
 import fcntl
+import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -314,3 +315,19 @@ JSON_ARRAY_ROWS = {
 
 def json_array_rows() -> str:
     return JSON_ARRAY_ROWS[connection.vendor]
+
+
+# Each stream's last seq, one index probe per stream.
+_LENGTHS = {
+    "sqlite": f"SELECT value, (SELECT MAX(seq) FROM {TABLE} WHERE session = value)"
+    " FROM json_each(%s)",
+    "postgresql": f"SELECT s, (SELECT MAX(seq) FROM {TABLE} WHERE session = s)"
+    " FROM jsonb_array_elements_text(%s::jsonb) AS s",
+}
+
+
+def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
+    """How many events each of `streams` holds (those that exist)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LENGTHS[connection.vendor], [json.dumps(list(streams))])
+        return {stream: length for stream, length in cursor.fetchall() if length}
