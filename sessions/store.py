@@ -6,9 +6,11 @@ Above it the rules (`append`) decide what may be written and the read side (`rea
 - `holding(stream)`: a transaction that holds one stream against every other writer;
 - `stream_ends`, `key_event`, `insert`: the append, with its expected position checked
   by the caller inside `holding`;
-- `read_stream`: one stream, oldest first;
-- `SafePosition`: how far the table can be read in position (id) order with no lower
-  position still to appear, for folds that catch up by position.
+- `read_stream`: one stream, oldest first; `read_view_events`: the few events a view
+  depends on;
+- `SafePosition` and `read_after`: how far the table can be read in position (id) order
+  with no lower position still to appear, and the events up to there, for folds and
+  feeds that catch up by position.
 
 Rows come out as `EventRecord`s (`projections`), never as model instances, so nothing
 here imports the models and the read side stays free of the ORM's per-value costs.
@@ -285,6 +287,22 @@ class SafePosition:
             # any one of them is a valid safe position once settled.
             del self.sightings[:-100]
         return max(settled, default=self.position)
+
+
+_AFTER_SQL = (
+    f"SELECT id, {_RECORD_COLUMNS} FROM {TABLE} WHERE id > %s AND id <= %s ORDER BY id LIMIT %s"
+)
+
+
+def read_after(after: int, up_to: int, limit: int) -> list[tuple[int, EventRecord]]:
+    """Up to `limit` events with a position in (after, up_to], in position order, each
+    with its position. With `up_to` a `SafePosition`, a reader that keeps the last
+    position it saw never misses an event nor sees one twice."""
+    with reading_cursor() as cursor:
+        cursor.execute(_AFTER_SQL, [after, up_to, limit])
+        rows = cursor.fetchall()
+    records = records_from_rows([row[1:] for row in rows])
+    return [(row[0], record) for row, record in zip(rows, records, strict=True)]
 
 
 # The sessions of one type's rows in a position range. The first fold's unary plus keeps

@@ -1,0 +1,43 @@
+"""The store's reading by position: what a read model or a feed consumer folds."""
+
+import pytest
+from django.db import connection
+
+from sessions import store
+from sessions.append import append_event
+from sessions.vocabulary import BLOCK, START
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def safe_position():
+    with connection.cursor() as cursor:
+        return store.SafePosition().advance(cursor)
+
+
+def test_reading_after_a_position_gives_every_later_event_once_in_order(alice):
+    for n in range(5):
+        append_event(f"s{n}", START, {"title": "t"}, user=alice)
+        append_event(f"s{n}", BLOCK, {"reason": "r"}, user=alice)
+    seen, after = [], 0
+    while batch := store.read_after(after, 10**9, 3):
+        seen += batch
+        after = batch[-1][0]
+    positions = [position for position, _ in seen]
+    assert positions == sorted(set(positions)) and len(seen) == 10
+    assert [(e.session, e.seq) for _, e in seen] == [
+        (f"s{n}", seq) for n in range(5) for seq in (1, 2)
+    ]
+
+
+def test_reading_stops_at_the_position_asked(alice):
+    append_event("a", START, {"title": "t"}, user=alice)
+    append_event("b", START, {"title": "t"}, user=alice)
+    first = store.read_after(0, 10**9, 10)[0][0]
+    assert [e.session for _, e in store.read_after(0, first, 10)] == ["a"]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite: one writer at a time")
+def test_on_sqlite_the_newest_position_is_safe(alice):
+    append_event("a", START, {"title": "t"}, user=alice)
+    assert safe_position() == store.read_after(0, 10**9, 10)[-1][0]
