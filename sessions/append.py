@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import IntegrityError
 from django.utils import timezone
 
-from . import projections, store, vocabulary
+from . import plans, projections, store, vocabulary
 from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
@@ -50,6 +50,11 @@ class UnknownSession(Refused):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"There is no session {session_id!r}.")
+
+
+class UnknownPlan(UnknownSession):
+    def __init__(self, plan_id: str) -> None:
+        Refused.__init__(self, f"There is no plan {plan_id!r}.")
 
 
 class Conflict(Refused):
@@ -97,7 +102,7 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
 
 
 def append_event(
-    session_id: str,
+    stream_id: str,
     event_type: str,
     fields: dict,
     *,
@@ -106,7 +111,8 @@ def append_event(
     idempotency_key: str | None = None,
     now: datetime | None = None,
 ) -> Appended:
-    """Append one event to a session's stream, or raise a `Refused` and write nothing.
+    """Append one event to a session's or a plan's stream, or raise a `Refused` and
+    write nothing.
 
     `fields` holds the type's own fields (None for an absent optional one); `expected_seq`
     is the last seq the caller saw; a repeated `idempotency_key` of the same actor on the
@@ -114,74 +120,190 @@ def append_event(
 
     The checks run in this order: the input; permission; the idempotency key (so that a
     retry of a request that succeeded gets its original answer); `expected_seq`; the
-    transition.
+    transition; for a plan event, the graph; for a start on a plan's node, the node.
     """
-    _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
+    _check_inputs(stream_id, event_type, fields, expected_seq, idempotency_key)
     if not user.is_authenticated:
         raise Forbidden("Sign in to append events.")
-    fields = {name: value for name, value in fields.items() if value is not None}
-    args = (session_id, event_type, fields, user, expected_seq, idempotency_key, now)
+    fields = vocabulary.canonical_fields(fields)
+    # A start on a node holds its plan too, so that racing starts of one node (and an
+    # amend retiring it) take turns: exactly one wins.
+    streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
+    args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
+    return _retrying_races(lambda: _append_holding(streams, *args))
+
+
+def _retrying_races(write):
     for _ in range(_ATTEMPTS - 1):
         try:
-            return _append_in_transaction(*args)
+            return write()
         except IntegrityError:
             continue  # another writer took this seq first: read the new tail, try again
-    return _append_in_transaction(*args)
+    return write()
 
 
-def _append_in_transaction(session_id, *args):
-    with store.holding(session_id):
-        return _append_to_stream(session_id, *args)
+def _append_holding(streams, *args):
+    with store.holding(*streams):
+        return _append_to_stream(*args)
 
 
-def _append_to_stream(session_id, event_type, fields, user, expected_seq, idempotency_key, now):
-    ends = store.stream_ends(session_id)
+def _kind(event_type: str | None) -> str | None:
+    if event_type is None:
+        return None
+    return "plan" if event_type in vocabulary.PLAN_EVENT_TYPES else "session"
+
+
+def _append_to_stream(stream_id, event_type, fields, user, expected_seq, idempotency_key, now):
+    ends = store.stream_ends(stream_id)
     actor = user.get_username()
-    owner = projections.owner(ends)
+    kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
+    owner = ends[0].actor if ends else None
     if ends and not may_act(user, owner):
         raise Forbidden(
-            f"Only the session's owner ({owner}) or someone allowed "
-            "to act on any session may change it."
+            f"Only the {stream_kind}'s owner ({owner}) or someone allowed "
+            f"to act on any session may change it."
         )
     if idempotency_key is not None:
-        earlier = store.key_event(session_id, actor, idempotency_key)
+        earlier = store.key_event(stream_id, actor, idempotency_key)
         if earlier is not None:
             return Appended(earlier, created=False)
-    status = projections.status(ends)
     seq = ends[-1].seq if ends else 0
-    if not ends and event_type != vocabulary.START:
-        raise UnknownSession(session_id)
-    if ends and event_type == vocabulary.START:
+    beginning = event_type in (vocabulary.START, vocabulary.PLAN_CREATE)
+    if ends and beginning:
         raise Conflict(
-            "session_exists", f"A session with the id {session_id!r} already exists.", session_id
+            f"{kind}_exists",
+            f"The id {stream_id!r} is taken: a {stream_kind} with that id already exists.",
+            stream_id,
         )
+    if not beginning and stream_kind != kind:
+        raise UnknownPlan(stream_id) if kind == "plan" else UnknownSession(stream_id)
     if expected_seq is not None and expected_seq != seq:
         raise Conflict(
             "stale_expected_seq",
-            f"The session moved on: you expected seq {expected_seq}, but it is at seq {seq}.",
-            session_id,
+            f"The {kind} moved on: you expected seq {expected_seq}, but it is at seq {seq}.",
+            stream_id,
         )
-    problem = vocabulary.transition_error(event_type, status)
-    if problem:
-        raise Conflict("transition_not_allowed", f"Refused: {problem}.", session_id)
+    if kind == "session":
+        problem = vocabulary.transition_error(event_type, projections.status(ends))
+        if problem:
+            raise Conflict("transition_not_allowed", f"Refused: {problem}.", stream_id)
     if seq >= vocabulary.MAX_STREAM_EVENTS:
         raise Conflict(
             "stream_full",
-            f"The session holds {seq} events, the most one stream may hold; "
-            "close it and start a new session.",
-            session_id,
+            f"The {kind} holds {seq} events, the most one stream may hold; "
+            + ("close it and start a new session." if kind == "session" else "start a new plan."),
+            stream_id,
         )
     now = now or timezone.now()
     record = EventRecord(
-        session_id,
+        stream_id,
         seq + 1,
         event_type,
         max(now, ends[-1].timestamp) if ends else now,
         actor,
-        *(fields.get(name) for name in EventRecord._fields[5:]),
+        *(fields.get(name) for name in vocabulary.EVENT_FIELDS),
     )
+    if kind == "plan":
+        _check_plan_event(stream_id, record)
+    elif event_type == vocabulary.START and record.plan is not None:
+        record = record._replace(title=_check_node_start(record.plan, record.node, record.title))
     store.insert(record, idempotency_key)
     return Appended(record, created=True)
+
+
+def _graph_refusal(error: plans.GraphError) -> InvalidEvent:
+    return InvalidEvent({error.field: error.problem})
+
+
+def _check_plan_event(plan_id: str, record: EventRecord) -> None:
+    """The event must fit the plan's graph, and retire no node that has a live session."""
+    graph = plans.graph_of(store.read_stream(plan_id)) if record.seq > 1 else plans.Graph()
+    try:
+        plans.apply(graph, record)
+    except plans.GraphError as error:
+        raise _graph_refusal(error) from None
+    if record.retire:
+        running = {s.node for s in store.node_sessions(plan_id) if s.outcome is None}
+        busy = [key for key in record.retire if key in running]
+        if busy:
+            raise Conflict(
+                "node_running",
+                f"Node {busy[0]!r} has a live session; close it before retiring the node.",
+                plan_id,
+            )
+
+
+def _check_node_start(plan_id: str, node_key: str, title: str | None) -> str:
+    """Refuse a start on a node that may not start now; the session's title (the
+    node's when none is given)."""
+    events = store.read_stream(plan_id)
+    if not events or events[0].type != vocabulary.PLAN_CREATE:
+        raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
+    graph = plans.graph_of(events)
+    node = graph.nodes.get(node_key)
+    if node is None:
+        raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
+    states = plans.node_states(graph, store.node_sessions(plan_id))
+    state, session = states[node_key]
+    waiting_on = [need for need in node.needs if states[need][0] != vocabulary.DONE]
+    problem = {
+        plans.RETIRED: "it is retired",
+        vocabulary.DONE: "it is done",
+        plans.RUNNING: f"session {session!r} is already working on it",
+    }.get(state)
+    if problem is None and waiting_on:
+        problem = f"it needs {', '.join(repr(k) for k in waiting_on)} done first"
+    if problem:
+        raise Conflict(
+            "node_not_ready",
+            f"Node {node_key!r} of plan {plan_id!r} cannot start: {problem}.",
+            plan_id,
+        )
+    return title or node.title
+
+
+def claim_next(
+    plan_id: str,
+    *,
+    user,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> Appended:
+    """Start a session on the plan's first ready node, atomically: claimers racing on
+    one plan take turns holding it, so each gets a different node, or `nothing_ready`.
+    A repeated `idempotency_key` of the same actor on the same plan returns the start it
+    first made."""
+    if idempotency_key is not None:
+        problem = vocabulary.text_error(idempotency_key, vocabulary.IDEMPOTENCY_KEY_MAX)
+        if problem:
+            raise InvalidEvent({"idempotency_key": problem})
+    if not user.is_authenticated:
+        raise Forbidden("Sign in to claim work.")
+    session_id = new_session_id()
+
+    def claim() -> Appended:
+        with store.holding(plan_id, session_id):
+            if idempotency_key is not None:
+                earlier = store.claim_event(plan_id, user.get_username(), idempotency_key)
+                if earlier is not None:
+                    return Appended(earlier, created=False)
+            events = store.read_stream(plan_id)
+            if not events or events[0].type != vocabulary.PLAN_CREATE:
+                raise UnknownPlan(plan_id)
+            view = plans.plan_view(plan_id, events, store.node_sessions(plan_id))
+            if not view.ready:
+                raise Conflict(
+                    "nothing_ready",
+                    f"No node of plan {plan_id!r} is ready: every live node is done, running, "
+                    "failed or waiting on others.",
+                    plan_id,
+                )
+            fields = {"plan": plan_id, "node": view.ready[0]}
+            return _append_to_stream(
+                session_id, vocabulary.START, fields, user, None, idempotency_key, now
+            )
+
+    return _retrying_races(claim)
 
 
 class StreamMismatch(Refused):

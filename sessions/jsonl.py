@@ -1,4 +1,4 @@
-"""The JSONL codec of DESIGN.md: one `<session-id>.jsonl` file per session. Pure Python.
+"""The JSONL codec of DESIGN.md: one `<id>.jsonl` file per session or plan. Pure Python.
 
 `encode_log` writes the canonical form (export); `decode_log` reads it back with the
 leniencies DESIGN.md allows (import), refusing anything else with the file's line number.
@@ -7,11 +7,17 @@ leniencies DESIGN.md allows (import), refusing anything else with the file's lin
 import json
 from datetime import UTC, datetime
 
-from . import vocabulary
+from . import plans, vocabulary
 from .projections import EventRecord
 
 SUFFIX = ".jsonl"
 COMMON_KEYS = ("session", "seq", "type", "timestamp", "actor")
+PLAN_KEYS = ("plan", "seq", "type", "timestamp", "actor")  # a plan file's lines
+
+
+def id_key(event_type):
+    """The key naming a line's stream: `plan` for plan events, `session` otherwise."""
+    return "plan" if event_type in vocabulary.PLAN_EVENT_TYPES else "session"
 
 
 class LogError(ValueError):
@@ -48,7 +54,7 @@ def parse_timestamp(text):
 def event_dict(event):
     """An event as an ordered dict in the JSONL key order (also the API's event shape)."""
     data = {
-        "session": event.session,
+        id_key(event.type): event.session,
         "seq": event.seq,
         "type": event.type,
         "timestamp": format_timestamp(event.timestamp),
@@ -78,7 +84,7 @@ def session_id_from_file_name(file_name):
     return stem
 
 
-def _decode_line(raw, session_id):
+def _decode_line(raw, stream_id):
     """One line's fields, checked on their own (ordering and transitions come later)."""
     try:
         text = raw.decode("utf-8")
@@ -96,11 +102,13 @@ def _decode_line(raw, session_id):
     if event_type not in vocabulary.FIELDS:
         raise ValueError(f"unknown type {event_type!r}")
     own = vocabulary.FIELDS[event_type]
-    unknown = [key for key in data if key not in COMMON_KEYS and key not in own]
+    key = id_key(event_type)
+    common = PLAN_KEYS if key == "plan" else COMMON_KEYS
+    unknown = [name for name in data if name not in common and name not in own]
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r} for {event_type}")
-    if data.get("session", session_id) != session_id:
-        raise ValueError(f"session {data['session']!r} differs from the file name's {session_id!r}")
+    if data.get(key, stream_id) != stream_id:
+        raise ValueError(f"{key} {data[key]!r} differs from the file name's {stream_id!r}")
     seq = data.get("seq")
     if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
         raise ValueError("seq must be a whole number of at least 1")
@@ -116,32 +124,41 @@ def _decode_line(raw, session_id):
         name, problem = next(iter(errors.items()))
         raise ValueError(f"{name} {problem}")
     return seq, EventRecord(
-        session=session_id,
-        seq=0,
-        type=event_type,
-        timestamp=timestamp,
-        actor=data["actor"],
-        title=fields.get("title"),
-        reason=fields.get("reason"),
-        note=fields.get("note"),
+        stream_id, 0, event_type, timestamp, data["actor"], **vocabulary.canonical_fields(fields)
     )
 
 
-def decode_log(file_name, data):
+def is_plan_file(data):
+    """Whether a file's bytes look like a plan's (its first line is a plan event), so
+    that an import can take plans before the sessions that name them."""
+    first = data.split(b"\n", 1)[0]
+    try:
+        line = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(line, dict) and line.get("type") in vocabulary.PLAN_EVENT_TYPES
+
+
+def decode_log(file_name, data, plan_nodes=None):
     """The events of one file's bytes, in stream order with `seq` assigned.
 
-    Raises `LogError` naming the first offending line (as numbered in the file).
+    A file of plan events is a plan's, checked against the graph rules; a session that
+    starts on a plan's node is checked against `plan_nodes(plan_id)`, the keys of a
+    stored plan's nodes (None when there is no such plan). Raises `LogError` naming the
+    first offending line (as numbered in the file).
     """
-    session_id = session_id_from_file_name(file_name)
+    stream_id = session_id_from_file_name(file_name)
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     decoded = []
     for number, raw in enumerate(lines, start=1):
         try:
-            given_seq, record = _decode_line(raw, session_id)
+            given_seq, record = _decode_line(raw, stream_id)
         except ValueError as exc:
             raise LogError(number, str(exc)) from None
+        if decoded and id_key(record.type) != id_key(decoded[0][3].type):
+            raise LogError(number, "a file holds one session's events or one plan's, not both")
         decoded.append((record.timestamp, number, given_seq, record))
     if not decoded:
         raise LogError(1, "the file holds no events")
@@ -154,12 +171,29 @@ def decode_log(file_name, data):
     decoded.sort(key=lambda item: item[0])
     records = []
     status = None
+    graph = plans.Graph()
     for seq, (_, number, given_seq, record) in enumerate(decoded, start=1):
         if given_seq is not None and given_seq != seq:
             raise LogError(number, f"seq {given_seq} should be {seq} after ordering by timestamp")
-        problem = vocabulary.transition_error(record.type, status)
-        if problem:
-            raise LogError(number, f"illegal transition: {problem}")
-        status = vocabulary.STATUS_AFTER[record.type]
-        records.append(record._replace(seq=seq))
-    return session_id, records
+        record = record._replace(seq=seq)
+        try:
+            if record.type in vocabulary.PLAN_EVENT_TYPES:
+                graph = plans.apply(graph, record)
+            else:
+                problem = vocabulary.transition_error(record.type, status)
+                if problem:
+                    raise ValueError(f"illegal transition: {problem}")
+                status = vocabulary.STATUS_AFTER[record.type]
+                if record.plan is not None and plan_nodes is not None:
+                    _check_node(record, plan_nodes(record.plan))
+        except ValueError as exc:
+            raise LogError(number, str(exc)) from None
+        records.append(record)
+    return stream_id, records
+
+
+def _check_node(start, nodes):
+    if nodes is None:
+        raise ValueError(f"plan {start.plan!r} does not exist (import plans before sessions)")
+    if start.node not in nodes:
+        raise ValueError(f"node {start.node!r} is not a node of plan {start.plan!r}")

@@ -46,7 +46,8 @@ class EventQuerySet(models.QuerySet):
 
     def iter_records(self, chunk_size=2000):
         """Like `records`, streamed from the database in chunks (for exports)."""
-        return (EventRecord(*row) for row in self._record_rows().iterator(chunk_size=chunk_size))
+        for row in self._record_rows().iterator(chunk_size=chunk_size):
+            yield from store.records_from_rows([row])
 
 
 class EventManager(models.Manager.from_queryset(EventQuerySet)):
@@ -56,9 +57,10 @@ class EventManager(models.Manager.from_queryset(EventQuerySet)):
 
 
 class Event(models.Model):
+    # The stream's id: a session's, or a plan's (they share one namespace).
     session = models.CharField(max_length=vocabulary.SESSION_ID_MAX)
     seq = models.PositiveIntegerField()
-    type = models.CharField(max_length=16, choices=[(t, t) for t in vocabulary.EVENT_TYPES])
+    type = models.CharField(max_length=16, choices=[(t, t) for t in vocabulary.ALL_EVENT_TYPES])
     timestamp = models.DateTimeField()
     # The actor's username as text, never a foreign key: deleting or renaming a user
     # must leave history as it was, and imported actors need no user row.
@@ -66,6 +68,18 @@ class Event(models.Model):
     title = models.CharField(max_length=vocabulary.MAX_LENGTH["title"], null=True, blank=True)
     reason = models.TextField(max_length=vocabulary.MAX_LENGTH["reason"], null=True, blank=True)
     note = models.TextField(max_length=vocabulary.MAX_LENGTH["note"], null=True, blank=True)
+    # A session's start names the plan and node it works on; its close, its outcome.
+    plan = models.CharField(max_length=vocabulary.SESSION_ID_MAX, null=True, blank=True)
+    node = models.CharField(max_length=vocabulary.SESSION_ID_MAX, null=True, blank=True)
+    outcome = models.CharField(
+        max_length=16, choices=[(o, o) for o in vocabulary.OUTCOMES], null=True, blank=True
+    )
+    # A plan event's graph changes, each a JSON list as the event carries it (the store
+    # writes and reads the text; nothing queries inside it).
+    nodes = models.TextField(null=True, blank=True)
+    needs = models.TextField(null=True, blank=True)
+    drop_needs = models.TextField(null=True, blank=True)
+    retire = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=255, null=True, blank=True)
 
     objects = EventManager()
@@ -102,6 +116,18 @@ class Event(models.Model):
                 fields=["session", "seq"],
                 condition=models.Q(note__isnull=False),
                 name="tower_event_noted",
+            ),
+            # A plan's node sessions: the starts that name it.
+            models.Index(
+                fields=["plan", "node"],
+                condition=models.Q(type=vocabulary.START, plan__isnull=False),
+                name="tower_event_node_starts",
+            ),
+            # Plans, found by their first event.
+            models.Index(
+                fields=["session"],
+                condition=models.Q(type=vocabulary.PLAN_CREATE),
+                name="tower_event_plan_creates",
             ),
             # Newest activity first (the API's list walks it backwards) and the admin.
             models.Index(fields=["timestamp", "id"], name="tower_event_timestamp_id"),

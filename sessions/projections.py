@@ -1,16 +1,26 @@
 """Every fact about a session, derived from its events. Pure: no Django, no clock, no I/O.
 
 Each function takes the session's events in stream (`seq`) order. An event is anything
-with the attributes `seq`, `type`, `timestamp`, `actor`, `title`, `reason` and `note`
-(model instances and `EventRecord` alike). Imported logs can be odd, so nothing here
-raises on a history the append function would have refused.
+with the attributes of `EventRecord` (model instances and `EventRecord` alike). Imported
+logs can be odd, so nothing here raises on a history the append function would have
+refused.
 """
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from .vocabulary import ACTIVE, BLOCK, CLOSE, MAX_BLOCKERS_SHOWN, START, STATUS_AFTER, UNBLOCK
+from .vocabulary import (
+    ACTIVE,
+    BLOCK,
+    CLOSE,
+    DONE,
+    EVENT_FIELDS,
+    MAX_BLOCKERS_SHOWN,
+    START,
+    STATUS_AFTER,
+    UNBLOCK,
+)
 
 
 class EventRecord(NamedTuple):
@@ -22,6 +32,16 @@ class EventRecord(NamedTuple):
     title: str | None = None
     reason: str | None = None
     note: str | None = None
+    plan: str | None = None  # a session's start: the plan and node it works on
+    node: str | None = None
+    outcome: str | None = None  # a session's close
+    nodes: list | None = None  # a plan event's graph changes
+    needs: list | None = None
+    drop_needs: list | None = None
+    retire: list | None = None
+
+
+assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"
 
 
 def status(events):
@@ -76,6 +96,19 @@ def opened_at(events):
     return start.timestamp if start else None
 
 
+def plan_node(events):
+    """The (plan, node) the session works on, or (None, None)."""
+    start = _first_start(events)
+    return (start.plan, start.node) if start else (None, None)
+
+
+def outcome(events):
+    """How the session ended: its close's outcome (absent means done); None while open."""
+    if not events or events[-1].type != CLOSE:
+        return None
+    return events[-1].outcome or DONE
+
+
 def last_event_at(events):
     return events[-1].timestamp if events else None
 
@@ -110,6 +143,9 @@ class SessionView:
     last_event_at: datetime | None = None
     closed_at: datetime | None = None
     seq: int = 0
+    plan: str | None = None
+    node: str | None = None
+    outcome: str | None = None
 
 
 def session_view(session_id, events, now, threshold=timedelta(minutes=30), blocker_count=None):
@@ -133,4 +169,7 @@ def session_view(session_id, events, now, threshold=timedelta(minutes=30), block
         last_event_at=last_event_at(events),
         closed_at=closed_at(events),
         seq=events[-1].seq if events else 0,
+        plan=plan_node(events)[0],
+        node=plan_node(events)[1],
+        outcome=outcome(events),
     )

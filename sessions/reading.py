@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from . import open_sessions, projections, store, vocabulary
+from . import open_sessions, plans, projections, store, vocabulary
 from .models import Event
 
 # The types whose event, when last, leaves a session in each status.
@@ -68,12 +68,51 @@ def session_view(session_id, now=None, threshold=None):
     """The view of one session, or None when it has no events; it reads only the events
     the view depends on, so it costs the same whatever the stream's length."""
     events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
-    return project(session_id, events, now, threshold, blocker_count) if events else None
+    if not events or events[0].type != vocabulary.START:  # none, or a plan's id
+        return None
+    return project(session_id, events, now, threshold, blocker_count)
 
 
 def session_events(session_id):
     """One session's events as `EventRecord`s, oldest first; empty for no such session."""
-    return Event.objects.stream(session_id)
+    events = Event.objects.stream(session_id)
+    return events if events and events[0].type == vocabulary.START else []
+
+
+# Plans --------------------------------------------------------------------------------
+
+
+def plan_events(plan_id):
+    """One plan's events, oldest first; empty for no such plan."""
+    events = store.read_stream(plan_id)
+    return events if events and events[0].type == vocabulary.PLAN_CREATE else []
+
+
+def plan_view(plan_id):
+    """The view of one plan, or None when there is no such plan. Its cost follows its
+    own stream and its nodes' starts and closes, not their sessions' lengths."""
+    events = plan_events(plan_id)
+    if not events:
+        return None
+    return plans.plan_view(plan_id, events, store.node_sessions(plan_id))
+
+
+def plan_views(plan_ids=None):
+    """Views of the given plans (default: all, newest first), in that order."""
+    plan_ids = store.plan_ids() if plan_ids is None else list(plan_ids)
+    streams = store.read_streams(plan_ids)
+    sessions = store.node_sessions_of(list(streams))
+    return [
+        plans.plan_view(plan_id, streams[plan_id], sessions.get(plan_id, []))
+        for plan_id in plan_ids
+        if plan_id in streams and streams[plan_id][0].type == vocabulary.PLAN_CREATE
+    ]
+
+
+def plan_nodes(plan_id):
+    """The keys of a stored plan's nodes, retired ones included; None for no such plan."""
+    events = plan_events(plan_id)
+    return set(plans.graph_of(events).nodes) if events else None
 
 
 def events_page(session_id, after, limit):

@@ -28,6 +28,7 @@ from django.db import connection, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
 from . import vocabulary
+from .plans import NodeSession
 from .projections import EventRecord
 
 TABLE = "tower_event"
@@ -42,11 +43,32 @@ def aware_utc(timestamp: datetime) -> datetime:
     return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
 
 
+# The graph fields are JSON text in their columns, the last of an `EventRecord`'s.
+_GRAPH_START = len(EventRecord._fields) - len(vocabulary.GRAPH_FIELDS)
+assert EventRecord._fields[_GRAPH_START:] == vocabulary.GRAPH_FIELDS
+
+
+def _graph_value(text: str | None) -> list | None:
+    return None if text is None else json.loads(text)
+
+
 def records_from_rows(rows: Sequence[Sequence]) -> list[EventRecord]:
-    return [
-        EventRecord(stream, seq, kind, aware_utc(timestamp), *rest)
-        for stream, seq, kind, timestamp, *rest in rows
+    records = []
+    for stream, seq, kind, timestamp, *rest in rows:
+        if kind in vocabulary.PLAN_EVENT_TYPES:
+            rest[_GRAPH_START - 4 :] = map(_graph_value, rest[_GRAPH_START - 4 :])
+        records.append(EventRecord(stream, seq, kind, aware_utc(timestamp), *rest))
+    return records
+
+
+def _row_params(record: EventRecord, idempotency_key: str | None) -> list:
+    """An event's column values for an insert, in `COLUMNS` order."""
+    graph = [
+        None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        for value in record[_GRAPH_START:]
     ]
+    when = connection.ops.adapt_datetimefield_value(record.timestamp)
+    return [*record[:3], when, *record[4:_GRAPH_START], *graph, idempotency_key]
 
 
 @contextmanager
@@ -115,22 +137,24 @@ def _sqlite_writer_turn() -> Iterator[None]:
 
 
 @contextmanager
-def holding(stream: str) -> Iterator[None]:
-    """A transaction that holds `stream` against every other writer.
+def holding(*streams: str) -> Iterator[None]:
+    """A transaction that holds `streams` against every other writer, taken in the
+    order given (a plan before a session on its node, always).
 
     SQLite: the writers' queue, then `BEGIN IMMEDIATE` (the settings' transaction mode).
-    PostgreSQL: a transaction-scoped advisory lock on the stream's id.
+    PostgreSQL: a transaction-scoped advisory lock on each stream's id.
     """
     queue = _sqlite_writer_turn() if connection.vendor == "sqlite" else nullcontext()
     with queue, transaction.atomic():
         if connection.vendor == "postgresql":
-            # The transaction id is taken before any event id, which is what lets
-            # readers tell when no lower event id can still commit (`SafePosition`).
             with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0)), pg_current_xact_id()",
-                    [stream],
-                )
+                for stream in streams:
+                    cursor.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [stream]
+                    )
+                # The transaction id is taken before any event id, which is what lets
+                # readers tell when no lower event id can still commit (`SafePosition`).
+                cursor.execute("SELECT pg_current_xact_id()")
         yield
 
 
@@ -168,12 +192,24 @@ def key_event(stream: str, actor: str, key: str) -> EventRecord | None:
     return rows[0] if rows else None
 
 
+_CLAIM_KEY_SQL = (
+    f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE plan = %s AND type = '{vocabulary.START}'"
+    " AND actor = %s AND idempotency_key = %s"
+)
+
+
+def claim_event(plan: str, actor: str, key: str) -> EventRecord | None:
+    """The start on a node of `plan` that `actor` made under idempotency `key`, if any."""
+    with reading_cursor() as cursor:
+        cursor.execute(_CLAIM_KEY_SQL, [plan, actor, key])
+        rows = records_from_rows(cursor.fetchall())
+    return rows[0] if rows else None
+
+
 def insert(record: EventRecord, idempotency_key: str | None = None) -> int:
     """Insert one event (inside `holding`); returns its position."""
-    params = [*record[:3], connection.ops.adapt_datetimefield_value(record.timestamp)]
-    params += [*record[4:], idempotency_key]
     with connection.cursor() as cursor:
-        cursor.execute(_INSERT_SQL, params)
+        cursor.execute(_INSERT_SQL, _row_params(record, idempotency_key))
         return cursor.fetchone()[0]
 
 
@@ -182,10 +218,7 @@ def insert_many(records: Sequence[EventRecord]) -> None:
     with connection.cursor() as cursor:
         cursor.executemany(
             _INSERT_SQL.removesuffix(" RETURNING id"),
-            [
-                [*r[:3], connection.ops.adapt_datetimefield_value(r.timestamp), *r[4:], None]
-                for r in records
-            ],
+            [_row_params(record, None) for record in records],
         )
 
 
@@ -349,3 +382,55 @@ def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
     with connection.cursor() as cursor:
         cursor.execute(_LENGTHS[connection.vendor], [json.dumps(list(streams))])
         return {stream: length for stream, length in cursor.fetchall() if length}
+
+
+# Plans -------------------------------------------------------------------------------
+
+# Each session started on a node of the given plans, with its close's outcome: what the
+# node states need, read off the start and close rows (indexed), whatever the sessions'
+# lengths.
+_NODE_SESSIONS = (
+    "SELECT s.plan, s.session, s.node, s.timestamp, c.type, c.outcome"
+    f" FROM {TABLE} s LEFT JOIN {TABLE} c"
+    f" ON c.session = s.session AND c.type = '{vocabulary.CLOSE}'"
+    f" WHERE s.type = '{vocabulary.START}' AND s.plan IN ({{plans}})"
+)
+
+
+def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
+    """The node sessions of each of `plans` (those that have any)."""
+    found: dict[str, list[NodeSession]] = {}
+    with reading_cursor() as cursor:
+        cursor.execute(_NODE_SESSIONS.format(plans=json_array_rows()), [json.dumps(list(plans))])
+        for plan, session, node, opened, closed, outcome in cursor.fetchall():
+            ended = (outcome or vocabulary.DONE) if closed else None
+            found.setdefault(plan, []).append(NodeSession(session, node, aware_utc(opened), ended))
+    return found
+
+
+def node_sessions(plan: str) -> list[NodeSession]:
+    return node_sessions_of([plan]).get(plan, [])
+
+
+_PLANS_SQL = f"SELECT session FROM {TABLE} WHERE type = '{vocabulary.PLAN_CREATE}' ORDER BY id DESC"
+
+
+def plan_ids() -> list[str]:
+    """Every plan's id, the newest first."""
+    with connection.cursor() as cursor:
+        cursor.execute(_PLANS_SQL)
+        return [plan for (plan,) in cursor.fetchall()]
+
+
+def read_streams(streams: Sequence[str]) -> dict[str, list[EventRecord]]:
+    """Whole streams, each in stream order, keyed by id (those that exist)."""
+    found: dict[str, list[EventRecord]] = {}
+    with reading_cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session IN ({json_array_rows()})"
+            " ORDER BY session, seq",
+            [json.dumps(list(streams))],
+        )
+        for record in records_from_rows(cursor.fetchall()):
+            found.setdefault(record.session, []).append(record)
+    return found

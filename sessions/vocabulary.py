@@ -11,7 +11,12 @@ BLOCK = "session_block"
 UNBLOCK = "session_unblock"
 REVIEW = "session_review"
 CLOSE = "session_close"
-EVENT_TYPES = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)
+EVENT_TYPES = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)  # a session's stream
+
+PLAN_CREATE = "plan_create"
+PLAN_AMEND = "plan_amend"
+PLAN_EVENT_TYPES = (PLAN_CREATE, PLAN_AMEND)  # a build plan's stream
+ALL_EVENT_TYPES = EVENT_TYPES + PLAN_EVENT_TYPES
 
 ACTIVE = "active"
 BLOCKED = "blocked"
@@ -21,17 +26,31 @@ STATUSES = (ACTIVE, BLOCKED, IN_REVIEW, CLOSED)
 
 STATUS_LABELS = {ACTIVE: "Active", BLOCKED: "Blocked", IN_REVIEW: "In review", CLOSED: "Closed"}
 
+# A plan event's graph changes, each a list (stored as JSON).
+GRAPH_FIELDS = ("nodes", "needs", "drop_needs", "retire")
+AMEND_CHANGES = GRAPH_FIELDS  # an amend makes at least one of these
+
+DONE = "done"
+FAILED = "failed"
+ABANDONED = "abandoned"
+OUTCOMES = (DONE, FAILED, ABANDONED)  # how a session ended; absent means done
+
 # Each type's own fields, in the order JSONL writes them.
 FIELDS = {
-    START: ("title", "note"),
+    START: ("title", "note", "plan", "node"),
     BLOCK: ("reason",),
     UNBLOCK: ("note",),
     REVIEW: ("note",),
-    CLOSE: ("note",),
+    CLOSE: ("note", "outcome"),
+    PLAN_CREATE: ("title", "note", "nodes"),
+    PLAN_AMEND: ("note", "nodes", "needs", "drop_needs", "retire"),
 }
-REQUIRED_FIELDS = {START: ("title",), BLOCK: ("reason",)}
+# Every field an event may carry, in the order the event table stores them.
+EVENT_FIELDS = ("title", "reason", "note", "plan", "node", "outcome", *GRAPH_FIELDS)
+REQUIRED_FIELDS = {START: ("title",), BLOCK: ("reason",), PLAN_CREATE: ("title", "nodes")}
 MAX_LENGTH = {"title": 200, "reason": 2000, "note": 2000}
 TEXT_FIELDS = tuple(MAX_LENGTH)
+ID_FIELDS = ("plan", "node")
 
 STATUS_AFTER = {START: ACTIVE, BLOCK: BLOCKED, UNBLOCK: ACTIVE, REVIEW: IN_REVIEW, CLOSE: CLOSED}
 
@@ -57,6 +76,9 @@ MAX_PAGE_SIZE = 200
 MAX_PAGE = 10**6
 MAX_MINUTES = 10**6  # per-request thresholds, in minutes
 IDEMPOTENCY_KEY_MAX = 255
+MAX_PLAN_NODES = 500  # nodes one plan event may add, and live nodes one plan may hold
+MAX_PLAN_KEYS = 2000  # keys a plan may ever use (retired keys are never reused)
+MAX_PLAN_EDGES = 5000  # needs one plan event may add or drop
 
 SESSION_ID_MAX = 64
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
@@ -122,14 +144,91 @@ def actor_error(actor):
     return text_error(actor, ACTOR_MAX)
 
 
+def _id_list_error(value, what, limit):
+    if not isinstance(value, list) or not value:
+        return f"must be a non-empty list of {what}"
+    if len(value) > limit:
+        return f"may hold at most {limit} {what} (got {len(value)})"
+    for index, item in enumerate(value):
+        problem = session_id_error(item)
+        if problem:
+            return f"[{index}] {problem}"
+    if len(set(value)) != len(value):
+        return f"must not repeat {what}"
+    return None
+
+
+def _node_error(node):
+    if not isinstance(node, dict):
+        return 'must be an object {"key", "title", "needs"}'
+    unknown = sorted(set(node) - {"key", "title", "needs"})
+    if unknown:
+        return f"has an unknown field {unknown[0]!r} (a node has key, title and needs)"
+    for name in ("key", "title"):
+        if name not in node:
+            return f"needs a {name}"
+    problem = session_id_error(node["key"])
+    if problem:
+        return f"key {problem}"
+    problem = text_error(node["title"], MAX_LENGTH["title"])
+    if problem:
+        return f"title {problem}"
+    needs = node.get("needs")
+    if needs is not None and needs != []:
+        problem = _id_list_error(needs, "keys", MAX_PLAN_NODES)
+        if problem:
+            return f"needs {problem}"
+    return None
+
+
+def _edge_error(edge):
+    if not isinstance(edge, dict) or set(edge) != {"node", "needs"}:
+        return 'must be an object {"node": key, "needs": key}'
+    for name in ("node", "needs"):
+        problem = session_id_error(edge[name])
+        if problem:
+            return f"{name} {problem}"
+    return None
+
+
+def _list_error(value, item_error, what, limit):
+    if not isinstance(value, list) or not value:
+        return f"must be a non-empty list of {what}"
+    if len(value) > limit:
+        return f"may hold at most {limit} {what} (got {len(value)})"
+    for index, item in enumerate(value):
+        problem = item_error(item)
+        if problem:
+            return f"[{index}] {problem}"
+    return None
+
+
+def value_error(name, value):
+    """Why `value` is not acceptable for the field `name` (set, not None), or None."""
+    if name in TEXT_FIELDS:
+        return text_error(value, MAX_LENGTH[name], "text" if name in MULTILINE_FIELDS else "line")
+    if name in ID_FIELDS:
+        return session_id_error(value)
+    if name == "outcome":
+        return None if value in OUTCOMES else f"must be one of {', '.join(OUTCOMES)}"
+    if name == "nodes":
+        return _list_error(value, _node_error, "nodes", MAX_PLAN_NODES)
+    if name in ("needs", "drop_needs"):
+        return _list_error(value, _edge_error, "edges", MAX_PLAN_EDGES)
+    if name == "retire":
+        return _id_list_error(value, "keys", MAX_PLAN_NODES)
+    raise KeyError(name)
+
+
 def field_errors(event_type, fields):
     """Map each offending field to the reason it is refused; empty when `fields` is valid.
 
     A field of the type set to None counts as absent; any other field is an error,
-    whatever its value.
+    whatever its value. Only each value's own shape is checked here: whether a plan's
+    keys and needs fit its graph is `plans`' business.
     """
     if event_type not in FIELDS:
-        return {"type": f"must be one of {', '.join(EVENT_TYPES)}"}
+        return {"type": f"must be one of {', '.join(ALL_EVENT_TYPES)}"}
     allowed = FIELDS[event_type]
     errors = {}
     for name in fields:
@@ -139,14 +238,45 @@ def field_errors(event_type, fields):
     for name in allowed:
         value = fields.get(name)
         if value is None:
-            if name in REQUIRED_FIELDS.get(event_type, ()):
+            node_title = name == "title" and fields.get("plan") is not None  # the node's
+            if name in REQUIRED_FIELDS.get(event_type, ()) and not node_title:
                 errors[name] = f"is required for {event_type}"
             continue
-        kind = "text" if name in MULTILINE_FIELDS else "line"
-        problem = text_error(value, MAX_LENGTH[name], kind)
+        problem = value_error(name, value)
         if problem:
             errors[name] = problem
+    if event_type == START and (fields.get("plan") is None) != (fields.get("node") is None):
+        missing = "node" if fields.get("node") is None else "plan"
+        errors.setdefault(missing, "is required with plan and node: give both or neither")
+    if event_type == PLAN_AMEND and all(fields.get(name) is None for name in AMEND_CHANGES):
+        errors["nodes"] = f"an amend makes at least one change: {', '.join(AMEND_CHANGES)}"
     return errors
+
+
+def canonical_node(node):
+    """A node as it is stored and written: key, title, then needs only when there are any."""
+    needs = node.get("needs") or []
+    return {"key": node["key"], "title": node["title"], **({"needs": list(needs)} if needs else {})}
+
+
+def canonical_edge(edge):
+    return {"node": edge["node"], "needs": edge["needs"]}
+
+
+def canonical_fields(fields):
+    """Valid fields as they are stored: absent ones dropped, graph values in key order."""
+    shaped = {}
+    for name, value in fields.items():
+        if value is None:
+            continue
+        if name == "nodes":
+            value = [canonical_node(node) for node in value]
+        elif name in ("needs", "drop_needs"):
+            value = [canonical_edge(edge) for edge in value]
+        elif name == "retire":
+            value = list(value)
+        shaped[name] = value
+    return shaped
 
 
 def transition_error(event_type, current_status):

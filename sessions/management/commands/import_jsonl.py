@@ -3,7 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions.append import StreamMismatch, import_stream
-from sessions.jsonl import SUFFIX, LogError, decode_log
+from sessions.jsonl import SUFFIX, LogError, decode_log, is_plan_file
+from sessions.reading import plan_nodes
 
 PROGRESS_EVERY = 100
 
@@ -16,8 +17,19 @@ def log_files(paths):
             yield path
 
 
+def read_first_line(path):
+    try:
+        with open(path, "rb") as file:
+            return file.readline()
+    except OSError:
+        return b""  # said when the file is imported
+
+
 class Command(BaseCommand):
-    help = "Import <session-id>.jsonl files (or folders of them); each file is all or nothing."
+    help = (
+        "Import <id>.jsonl files of sessions and plans (or folders of them), plans first; "
+        "each file is all or nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="PATH")
@@ -26,6 +38,8 @@ class Command(BaseCommand):
     def handle(self, *args, paths, dry_run, **options):
         files = list(log_files(paths))
         counts = {"imported": 0, "unchanged": 0, "valid": 0, "refused": 0}
+        # Plans first: a session's start is checked against the plan and node it names.
+        files.sort(key=lambda path: not is_plan_file(read_first_line(path)))
         for number, path in enumerate(files, start=1):
             outcome = self.import_file(path, dry_run)
             counts[outcome] += 1
@@ -40,7 +54,7 @@ class Command(BaseCommand):
 
     def import_file(self, path, dry_run):
         try:
-            session_id, records = decode_log(path.name, path.read_bytes())
+            session_id, records = decode_log(path.name, path.read_bytes(), plan_nodes)
             if dry_run:
                 return "valid"
             return "imported" if import_stream(session_id, records) else "unchanged"

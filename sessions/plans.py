@@ -1,0 +1,348 @@
+"""Build plans: the graph a plan's events make, and every fact derived from it and from
+its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans").
+
+- `apply` is the rule of one plan event against the graph so far: it returns the new
+  graph or raises `GraphError` naming the field and what is wrong (unknown or repeated
+  keys, a missing edge, a cycle, a retire that would strand a node).
+- `plan_view` derives node states, the ready order, progress, status and the critical
+  path from the plan's events and a summary of its nodes' sessions.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import NamedTuple
+
+from .vocabulary import (
+    DONE,
+    MAX_PLAN_KEYS,
+    MAX_PLAN_NODES,
+    PLAN_AMEND,
+    PLAN_CREATE,
+)
+
+RETIRED = "retired"
+RUNNING = "running"
+FAILED = "failed"
+READY = "ready"
+UPSTREAM_FAILED = "upstream_failed"
+WAITING = "waiting"
+NODE_STATES = (READY, RUNNING, WAITING, DONE, FAILED, UPSTREAM_FAILED, RETIRED)
+NOT_DONE = (RUNNING, FAILED, READY, UPSTREAM_FAILED, WAITING)
+
+OPEN = "open"
+CANCELLED = "cancelled"
+PLAN_STATUSES = (OPEN, DONE, CANCELLED)
+
+
+class GraphError(ValueError):
+    """A plan event that does not fit the graph: `field` is the event field at fault."""
+
+    def __init__(self, field_name: str, problem: str) -> None:
+        super().__init__(f"{field_name} {problem}")
+        self.field = field_name
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Node:
+    key: str
+    title: str
+    needs: tuple[str, ...] = ()
+    retired: bool = False
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A plan's nodes in plan order (the order they were added), retired ones included."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+    def live(self) -> list[Node]:
+        return [node for node in self.nodes.values() if not node.retired]
+
+
+def _cycle(nodes: dict[str, Node]) -> list[str] | None:
+    """A cycle among the live nodes' needs, as keys `[a, b, …, a]`, or None."""
+    live = {key: node for key, node in nodes.items() if not node.retired}
+    finished: set[str] = set()
+    for root in live:
+        if root in finished:
+            continue
+        path: list[str] = [root]
+        on_path = {root}
+        stack = [iter(live[root].needs)]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                left = path.pop()
+                on_path.discard(left)
+                finished.add(left)
+                continue
+            if step in on_path:
+                return [*path[path.index(step) :], step]
+            if step in finished or step not in live:
+                continue
+            path.append(step)
+            on_path.add(step)
+            stack.append(iter(live[step].needs))
+    return None
+
+
+def _add_nodes(nodes: dict[str, Node], added: Sequence[dict]) -> None:
+    new_keys: set[str] = set()
+    for index, given in enumerate(added):
+        key = given["key"]
+        if key in nodes or key in new_keys:
+            where = "is already a key of this plan" if key in nodes else "is given twice"
+            raise GraphError("nodes", f"[{index}] key {key!r} {where} (keys are never reused)")
+        new_keys.add(key)
+    live_keys = {key for key, node in nodes.items() if not node.retired} | new_keys
+    for index, given in enumerate(added):
+        for need in given.get("needs") or ():
+            if need not in live_keys:
+                what = "a retired node" if need in nodes else "no node of this plan"
+                raise GraphError("nodes", f"[{index}] {given['key']!r} needs {need!r}, {what}")
+        nodes[given["key"]] = Node(given["key"], given["title"], tuple(given.get("needs") or ()))
+
+
+def apply(graph: Graph, event: object) -> Graph:
+    """The graph after a plan event, or `GraphError` when the event does not fit it."""
+    if event.type == PLAN_CREATE and graph.nodes:
+        raise GraphError("type", "plan_create must be the plan's first event")
+    if event.type == PLAN_AMEND and not graph.nodes:
+        raise GraphError("type", "a plan begins with plan_create")
+    nodes = dict(graph.nodes)
+    _add_nodes(nodes, event.nodes or ())
+    for index, edge in enumerate(event.drop_needs or ()):
+        node = nodes.get(edge["node"])
+        if node is None or edge["needs"] not in node.needs:
+            raise GraphError(
+                "drop_needs", f"[{index}] {edge['node']!r} does not need {edge['needs']!r}"
+            )
+        nodes[node.key] = replace(node, needs=tuple(n for n in node.needs if n != edge["needs"]))
+    for index, edge in enumerate(event.needs or ()):
+        for end in (edge["node"], edge["needs"]):
+            if end not in nodes or nodes[end].retired:
+                what = "a retired node" if end in nodes else "no node of this plan"
+                raise GraphError("needs", f"[{index}] {end!r} is {what}")
+        node = nodes[edge["node"]]
+        if edge["needs"] in node.needs:
+            raise GraphError("needs", f"[{index}] {node.key!r} already needs {edge['needs']!r}")
+        nodes[node.key] = replace(node, needs=(*node.needs, edge["needs"]))
+    for index, key in enumerate(event.retire or ()):
+        if key not in nodes or nodes[key].retired:
+            what = "already retired" if key in nodes else "no node of this plan"
+            raise GraphError("retire", f"[{index}] {key!r} is {what}")
+        nodes[key] = replace(nodes[key], retired=True)
+    retired_now = set(event.retire or ())
+    for node in nodes.values():
+        if not node.retired:
+            stranded = [need for need in node.needs if need in retired_now]
+            if stranded:
+                raise GraphError(
+                    "retire",
+                    f"{stranded[0]!r} cannot be retired: {node.key!r} still needs it "
+                    "(drop that need or retire it too)",
+                )
+    if len(nodes) > MAX_PLAN_KEYS:
+        raise GraphError("nodes", f"a plan may hold at most {MAX_PLAN_KEYS} keys in all")
+    if sum(1 for node in nodes.values() if not node.retired) > MAX_PLAN_NODES:
+        raise GraphError("nodes", f"a plan may hold at most {MAX_PLAN_NODES} live nodes")
+    cycle = _cycle(nodes)
+    if cycle:
+        where = "nodes" if event.type == PLAN_CREATE or not event.needs else "needs"
+        raise GraphError(where, f"would make a cycle: {' → '.join(cycle)}")
+    return Graph(nodes)
+
+
+def graph_of(events: Iterable[object]) -> Graph:
+    """The graph of a plan's stored events. Each was checked when written; one that no
+    longer fits (an odd imported history) is passed over rather than raised."""
+    graph = Graph()
+    for event in events:
+        try:
+            graph = apply(graph, event)
+        except GraphError:
+            continue
+    return graph
+
+
+class NodeSession(NamedTuple):
+    """What node states need of a session working on a node."""
+
+    session: str
+    node: str
+    opened_at: datetime
+    outcome: str | None  # None while the session is not closed
+
+
+@dataclass(frozen=True)
+class NodeView:
+    key: str
+    title: str
+    needs: tuple[str, ...]
+    state: str
+    session: str | None  # the live session of a running node
+
+
+@dataclass(frozen=True)
+class PlanView:
+    id: str
+    title: str | None
+    owner: str | None
+    note: str | None
+    status: str
+    seq: int
+    created_at: datetime | None
+    last_event_at: datetime | None
+    nodes: list[NodeView]
+    ready: list[str]
+    critical_path: list[str]
+    done: int
+    total: int
+    counts: dict[str, int]
+
+    def node(self, key: str) -> NodeView | None:
+        return next((node for node in self.nodes if node.key == key), None)
+
+
+def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tuple[str, str | None]]:
+    """Each node's state and, when running, its live session's id."""
+    by_node: dict[str, list[NodeSession]] = {}
+    for session in sorted(sessions, key=lambda s: (s.opened_at, s.session)):
+        by_node.setdefault(session.node, []).append(session)
+    states: dict[str, tuple[str, str | None]] = {}
+
+    def state_of(key: str) -> str:
+        if key in states:
+            return states[key][0]
+        node = graph.nodes[key]
+        history = by_node.get(key, [])
+        live = [s for s in history if s.outcome is None]
+        if node.retired:
+            states[key] = (RETIRED, None)
+        elif live:
+            states[key] = (RUNNING, live[-1].session)
+        elif history:
+            states[key] = (DONE if history[-1].outcome == DONE else FAILED, None)
+        else:
+            needed = [state_of(need) for need in node.needs if need in graph.nodes]
+            if all(state == DONE for state in needed):
+                states[key] = (READY, None)
+            elif any(state in (FAILED, UPSTREAM_FAILED) for state in needed):
+                states[key] = (UPSTREAM_FAILED, None)
+            else:
+                states[key] = (WAITING, None)
+        return states[key][0]
+
+    # Needs first, so that the recursion stays shallow however deep the graph.
+    for key in _topological(graph):
+        state_of(key)
+    return states
+
+
+def _topological(graph: Graph) -> list[str]:
+    """Every key, each after the keys it needs (plan order otherwise)."""
+    order: list[str] = []
+    seen: set[str] = set()
+    for root in graph.nodes:
+        stack = [(root, iter(graph.nodes[root].needs))]
+        if root in seen:
+            continue
+        seen.add(root)
+        while stack:
+            key, needs = stack[-1]
+            need = next(needs, None)
+            if need is None:
+                stack.pop()
+                order.append(key)
+            elif need in graph.nodes and need not in seen:
+                seen.add(need)
+                stack.append((need, iter(graph.nodes[need].needs)))
+    return order
+
+
+def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
+    """The ready nodes, most unlocking first, then plan order."""
+    pending = {key for key, state in states.items() if state in NOT_DONE}
+    dependents: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        if node.key in pending:
+            for need in node.needs:
+                dependents.setdefault(need, []).append(node.key)
+    position = {key: index for index, key in enumerate(graph.nodes)}
+
+    def unlocks(key: str) -> int:
+        seen: set[str] = set()
+        stack = list(dependents.get(key, ()))
+        while stack:
+            other = stack.pop()
+            if other not in seen:
+                seen.add(other)
+                stack.extend(dependents.get(other, ()))
+        return len(seen)
+
+    ready = [key for key in graph.nodes if states[key] == READY]
+    return sorted(ready, key=lambda key: (-unlocks(key), position[key]))
+
+
+def critical_path(graph: Graph, states: dict[str, str]) -> list[str]:
+    """The longest chain of live, not-done nodes, first-to-do first; ties go to the
+    earlier node in plan order."""
+    pending = [key for key in _topological(graph) if states[key] in NOT_DONE]
+    position = {key: index for index, key in enumerate(graph.nodes)}
+    depth: dict[str, int] = {}
+    for key in pending:  # needs come first
+        depth[key] = 1 + max((depth[n] for n in graph.nodes[key].needs if n in depth), default=0)
+    if not depth:
+        return []
+
+    def deepest(keys: Iterable[str]) -> str:
+        return min(keys, key=lambda key: (-depth[key], position[key]))
+
+    path = [deepest(depth)]
+    while True:
+        needs = [n for n in graph.nodes[path[-1]].needs if n in depth]
+        if not needs:
+            return path[::-1]
+        path.append(deepest(needs))
+
+
+def plan_view(plan_id: str, events: Sequence[object], sessions: Iterable[NodeSession]) -> PlanView:
+    """Every fact about a plan, from its events (stream order) and its nodes' sessions."""
+    graph = graph_of(events)
+    found = node_states(graph, sessions)
+    states = {key: state for key, (state, _) in found.items()}
+    counts: dict[str, int] = {}
+    for state in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    live = [key for key, state in states.items() if state != RETIRED]
+    done = sum(1 for key in live if states[key] == DONE)
+    if not live:
+        status = CANCELLED
+    elif done == len(live):
+        status = DONE
+    else:
+        status = OPEN
+    create = events[0] if events and events[0].type == PLAN_CREATE else None
+    return PlanView(
+        id=plan_id,
+        title=create.title if create else None,
+        owner=create.actor if create else None,
+        note=create.note if create else None,
+        status=status,
+        seq=events[-1].seq if events else 0,
+        created_at=create.timestamp if create else None,
+        last_event_at=events[-1].timestamp if events else None,
+        nodes=[
+            NodeView(node.key, node.title, node.needs, *found[node.key])
+            for node in graph.nodes.values()
+        ],
+        ready=ready_order(graph, states),
+        critical_path=critical_path(graph, states),
+        done=done,
+        total=len(live),
+        counts={state: counts[state] for state in NODE_STATES if counts.get(state)},
+    )
