@@ -26,9 +26,12 @@ from .append import (
     Forbidden,
     InvalidEvent,
     Refused,
+    UnknownPlan,
     UnknownSession,
     append_event,
+    claim_next,
     new_session_id,
+    status_of,
 )
 from .retry import DatabaseUnavailable, retrying, server_key
 from .tokens import user_for_token
@@ -131,13 +134,20 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @api.exception_handler(Refused)
 def on_refused(request: HttpRequest, exc: Refused) -> HttpResponse:
-    status = STATUS_OF.get(type(exc), 400)
+    status = status_of(exc, STATUS_OF)
     if isinstance(exc, InvalidEvent):
         return error_response(status, exc.code, exc.detail, fields=exc.errors)
     if isinstance(exc, Conflict):
-        view = reading.session_view(exc.session_id)
-        session = schemas.session_json(view) if view else None
-        return error_response(status, exc.code, exc.detail, session=session)
+        # The stream as it is now, so that the caller can decide what to do next.
+        session = reading.session_view(exc.session_id)
+        if session is not None:
+            return error_response(
+                status, exc.code, exc.detail, session=schemas.session_json(session)
+            )
+        plan = reading.plan_view(exc.session_id)
+        if plan is not None:
+            return error_response(status, exc.code, exc.detail, plan=schemas.plan_json(plan))
+        return error_response(status, exc.code, exc.detail)
     return error_response(status, exc.code, exc.detail)
 
 
@@ -218,6 +228,10 @@ def created_status(result, key_given: bool) -> int:
 
 
 KEY_HEADER = Header(None, alias="Idempotency-Key")
+LOG_ANSWER = {
+    "description": "One JSON object per line",
+    "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+}
 
 
 @sessions.post(
@@ -234,7 +248,7 @@ def start_session(
     result = append_event(
         body.id or new_session_id(),
         vocabulary.START,
-        {"title": body.title, "note": body.note},
+        body.model_dump(exclude={"id"}),
         user=request.auth,
         idempotency_key=key,
     )
@@ -262,11 +276,7 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     ids = list(rows[(number - 1) * size : number * size + 1])
     has_next, ids = len(ids) > size, ids[:size]
     views = reading.session_views(ids, now, limit)
-    next_url = None
-    if has_next:
-        query = request.GET.copy()
-        query["page"] = str(number + 1)
-        next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+    next_url = next_page(request, "page", number + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})
 
 
@@ -312,15 +322,11 @@ def append(
     summary="A session's events, oldest first, a page at a time",
 )
 def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[schemas.EventPage]):
-    records = reading.events_page(session_id, page.after, page.limit + 1)
-    if not records and not reading.exists(session_id):
+    if not reading.exists(session_id):
         raise UnknownSession(session_id)
+    records = reading.events_page(session_id, page.after, page.limit + 1)
     has_next, records = len(records) > page.limit, records[: page.limit]
-    next_url = None
-    if has_next:
-        query = request.GET.copy()
-        query["after"] = str(records[-1].seq)
-        next_url = request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+    next_url = next_page(request, "after", records[-1].seq) if has_next else None
     return JsonResponse({"items": [schemas.event_json(e) for e in records], "next": next_url})
 
 
@@ -328,25 +334,137 @@ def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[sche
     "/sessions/{session_id}/events.jsonl",
     response={200: None, **ONE_ERRORS},
     summary="The session's log in the JSONL form of DESIGN.md",
-    openapi_extra={
-        "responses": {
-            200: {
-                "description": "One JSON object per line",
-                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
-            }
-        }
-    },
+    openapi_extra={"responses": {200: LOG_ANSWER}},
 )
 def session_log(request: HttpRequest, session_id: schemas.SessionId):
-    records = reading.session_events(session_id)
+    return log_download(session_id, reading.session_events(session_id), UnknownSession)
+
+
+def log_download(stream_id: str, records: list, missing: type[Refused]) -> HttpResponse:
     if not records:
-        raise UnknownSession(session_id)
+        raise missing(stream_id)
     response = HttpResponse(jsonl.encode_log(records), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{session_id}.jsonl"'
+    response["Content-Disposition"] = f'attachment; filename="{stream_id}.jsonl"'
     return response
 
 
+def next_page(request: HttpRequest, name: str, value: object) -> str:
+    query = request.GET.copy()
+    query[name] = str(value)
+    return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+
+def plan_of(plan_id: str) -> dict:
+    view = reading.plan_view(plan_id)
+    if view is None:
+        raise UnknownPlan(plan_id)
+    return schemas.plan_json(view)
+
+
+plans = Router(tags=["plans"])
+
+
+@plans.post(
+    "/plans",
+    response={201: schemas.Plan, 200: schemas.Plan, **WRITE_ERRORS},
+    summary="Create a build plan",
+    description="A cycle, a repeated key or a need of no node is refused (400), naming it.",
+)
+def create_plan(
+    request: HttpRequest,
+    body: schemas.CreatePlan,
+    idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
+):
+    key, given = request_key(request, idempotency_key)
+    result = append_event(
+        body.id or new_session_id(),
+        vocabulary.PLAN_CREATE,
+        body.model_dump(exclude={"id"}),
+        user=request.auth,
+        idempotency_key=key,
+    )
+    return JsonResponse(plan_of(result.event.session), status=created_status(result, given))
+
+
+@plans.get(
+    "/plans", response={200: schemas.PlanList, **READ_ERRORS}, summary="List plans, newest first"
+)
+def list_plans(request: HttpRequest, page: Query[schemas.PlanPage]):
+    size, number = page.page_size, page.page
+    ids = reading.plan_ids()[(number - 1) * size : number * size + 1]
+    has_next, ids = len(ids) > size, ids[:size]
+    items = [schemas.plan_json(view) for view in reading.plan_views(ids)]
+    return JsonResponse(
+        {"items": items, "next": next_page(request, "page", number + 1) if has_next else None}
+    )
+
+
+@plans.get(
+    "/plans/{plan_id}",
+    response={200: schemas.Plan, **ONE_ERRORS},
+    summary="A plan's view: node states, ready work, progress, critical path",
+)
+def plan_detail(request: HttpRequest, plan_id: schemas.SessionId):
+    return JsonResponse(plan_of(plan_id))
+
+
+@plans.post(
+    "/plans/{plan_id}/events",
+    response={201: schemas.PlanAppended, 200: schemas.PlanAppended, **WRITE_ERRORS},
+    summary="Amend a plan",
+    description="Only the plan's owner (or someone allowed to act on any session) may. "
+    "A cycle, an unknown key or a retire that strands a node is refused (400); retiring a "
+    "node with a live session is a conflict (409).",
+)
+def amend_plan(
+    request: HttpRequest,
+    plan_id: schemas.SessionId,
+    body: schemas.AmendPlan,
+    idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
+):
+    key, given = request_key(request, idempotency_key)
+    result = append_event(
+        plan_id,
+        body.type,
+        body.model_dump(exclude={"type", "expected_seq"}),
+        user=request.auth,
+        expected_seq=body.expected_seq,
+        idempotency_key=key,
+    )
+    answer = {"event": schemas.event_json(result.event), "plan": plan_of(plan_id)}
+    return JsonResponse(answer, status=created_status(result, given))
+
+
+@plans.post(
+    "/plans/{plan_id}/claim",
+    response={201: schemas.Session, 200: schemas.Session, **WRITE_ERRORS},
+    summary="Claim the next ready node: start a session on it",
+    description="Agents claiming at once each get a different node; 409 `nothing_ready` "
+    "when none is ready.",
+)
+def claim(
+    request: HttpRequest,
+    plan_id: schemas.SessionId,
+    body: schemas.Claim,
+    idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
+):
+    key, given = request_key(request, idempotency_key)
+    result = claim_next(plan_id, user=request.auth, idempotency_key=key)
+    return JsonResponse(view_of(result.event.session), status=created_status(result, given))
+
+
+@plans.get(
+    "/plans/{plan_id}/events.jsonl",
+    response={200: None, **ONE_ERRORS},
+    summary="The plan's log in the JSONL form of DESIGN.md",
+    openapi_extra={"responses": {200: LOG_ANSWER}},
+)
+def plan_log(request: HttpRequest, plan_id: schemas.SessionId):
+    return log_download(plan_id, reading.plan_events(plan_id), UnknownPlan)
+
+
 api.add_router("/", sessions)
+api.add_router("/", plans)
 
 
 def urls() -> tuple[list, str, str]:

@@ -32,6 +32,11 @@ class Refused(Exception):
         self.detail = detail
 
 
+def status_of(refusal: Refused, statuses: dict[type, int]) -> int:
+    """The status a surface gives a refusal: that of its nearest class in `statuses`."""
+    return next((statuses[cls] for cls in type(refusal).__mro__ if cls in statuses), 400)
+
+
 class InvalidEvent(Refused):
     """The input breaks the vocabulary. `errors` maps each field to what is wrong with it."""
 

@@ -97,6 +97,11 @@ def plan_view(plan_id):
     return plans.plan_view(plan_id, events, store.node_sessions(plan_id))
 
 
+def plan_ids():
+    """Every plan's id, the newest first."""
+    return store.plan_ids()
+
+
 def plan_views(plan_ids=None):
     """Views of the given plans (default: all, newest first), in that order."""
     plan_ids = store.plan_ids() if plan_ids is None else list(plan_ids)
@@ -122,7 +127,8 @@ def events_page(session_id, after, limit):
 
 
 def exists(session_id):
-    return Event.objects.filter(session=session_id, seq=1).exists()
+    """Whether there is a session with this id (not a plan)."""
+    return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
 
 
 def starts(owner=None, text=None):

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from ninja import Schema
 from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
-from . import jsonl, vocabulary
+from . import jsonl, plans, vocabulary
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -84,8 +84,14 @@ Minutes = Annotated[int, Field(ge=0, le=vocabulary.MAX_MINUTES)]
 class StartSession(Schema):
     model_config = _STRICT
     id: SessionId | None = Field(None, description="Made by the server when absent.")
-    title: Title
+    title: Title | None = Field(
+        None, description="Required, unless the session works on a plan's node (its title)."
+    )
     note: Note | None = None
+    plan: SessionId | None = Field(
+        None, description="With `node`: the session works on that node of this build plan."
+    )
+    node: SessionId | None = Field(None, description="With `plan`: the node's key.")
 
 
 class BlockEvent(Schema):
@@ -113,12 +119,76 @@ class CloseEvent(Schema):
     model_config = _STRICT
     type: Literal["session_close"]
     note: Note | None = None
+    outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
+        None, description="How the work ended (default done); a plan's node states read it."
+    )
     expected_seq: ExpectedSeq | None = None
 
 
 AppendEvent = Annotated[
     BlockEvent | UnblockEvent | ReviewEvent | CloseEvent, Field(discriminator="type")
 ]
+
+
+class PlanNode(Schema):
+    model_config = _STRICT
+    key: SessionId
+    title: Title
+    needs: list[SessionId] | None = Field(
+        None,
+        max_length=vocabulary.MAX_PLAN_NODES,
+        description="The keys of the nodes this one needs done before it can start.",
+    )
+
+
+class Need(Schema):
+    """An edge: `node` needs `needs` done first."""
+
+    model_config = _STRICT
+    node: SessionId
+    needs: SessionId
+
+
+Nodes = Annotated[list[PlanNode], Field(min_length=1, max_length=vocabulary.MAX_PLAN_NODES)]
+Needs = Annotated[list[Need], Field(min_length=1, max_length=vocabulary.MAX_PLAN_EDGES)]
+
+
+class CreatePlan(Schema):
+    model_config = _STRICT
+    id: SessionId | None = Field(None, description="Made by the server when absent.")
+    title: Title
+    note: Note | None = None
+    nodes: Nodes
+
+
+class AmendPlan(Schema):
+    """Applied in order: add `nodes`, drop `drop_needs`, add `needs`, retire `retire`.
+    At least one of the four."""
+
+    model_config = _STRICT
+    type: Literal["plan_amend"]
+    note: Note | None = None
+    nodes: Nodes | None = None
+    needs: Needs | None = None
+    drop_needs: Needs | None = None
+    retire: (
+        Annotated[list[SessionId], Field(min_length=1, max_length=vocabulary.MAX_PLAN_NODES)] | None
+    ) = None
+    expected_seq: ExpectedSeq | None = None
+
+
+class Claim(Schema):
+    """An empty object: the server picks the first ready node."""
+
+    model_config = _STRICT
+
+
+class PlanPage(Schema):
+    model_config = _STRICT
+    page: Annotated[int, Field(ge=1, le=vocabulary.MAX_PAGE)] = 1
+    page_size: Annotated[int, Field(ge=1, le=vocabulary.MAX_PLAN_PAGE_SIZE)] = (
+        vocabulary.MAX_PLAN_PAGE_SIZE
+    )
 
 
 class SessionFilters(Schema):
@@ -179,19 +249,87 @@ class Session(Schema):
     last_event_at: Timestamp | None
     closed_at: Timestamp | None
     seq: int
+    plan: str | None = Field(description="The build plan whose node this session works on.")
+    node: str | None
+    outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
+        description="How it ended; null until closed."
+    )
+
+
+def _optional(kind: str) -> object:
+    """A field a type may leave out (never null when present)."""
+    return Field(None, json_schema_extra={"type": kind})
 
 
 class Event(Schema):
-    """An event in the JSONL key order; a type's absent optional fields are left out."""
+    """A session's event in the JSONL key order; absent optional fields are left out."""
 
     session: str
     seq: int
     type: Literal[vocabulary.EVENT_TYPES]  # type: ignore[valid-type]
     timestamp: Timestamp
     actor: str
-    title: str | None = Field(None, json_schema_extra={"type": "string"})
-    reason: str | None = Field(None, json_schema_extra={"type": "string"})
-    note: str | None = Field(None, json_schema_extra={"type": "string"})
+    title: str | None = _optional("string")
+    reason: str | None = _optional("string")
+    note: str | None = _optional("string")
+    plan: str | None = _optional("string")
+    node: str | None = _optional("string")
+    outcome: str | None = _optional("string")
+
+
+class PlanEvent(Schema):
+    """A plan's event in the JSONL key order; absent optional fields are left out."""
+
+    plan: str
+    seq: int
+    type: Literal[vocabulary.PLAN_EVENT_TYPES]  # type: ignore[valid-type]
+    timestamp: Timestamp
+    actor: str
+    title: str | None = _optional("string")
+    note: str | None = _optional("string")
+    nodes: list[PlanNode] | None = _optional("array")
+    needs: list[Need] | None = _optional("array")
+    drop_needs: list[Need] | None = _optional("array")
+    retire: list[str] | None = _optional("array")
+
+
+class Progress(Schema):
+    done: int
+    total: int
+
+
+class NodeState(Schema):
+    key: str
+    title: str
+    needs: list[str]
+    state: Literal[plans.NODE_STATES]  # type: ignore[valid-type]
+    session: str | None = Field(description="The live session of a running node.")
+
+
+class Plan(Schema):
+    id: str
+    title: str | None
+    owner: str | None
+    note: str | None
+    status: Literal[plans.PLAN_STATUSES]  # type: ignore[valid-type]
+    progress: Progress
+    counts: dict[str, int] = Field(description="Nodes per state; zero counts are left out.")
+    ready: list[str] = Field(description="Ready nodes, the one unlocking the most first.")
+    critical_path: list[str] = Field(description="The longest chain left, first-to-do first.")
+    seq: int
+    created_at: Timestamp | None
+    last_event_at: Timestamp | None
+    nodes: list[NodeState] = Field(description="In plan order.")
+
+
+class PlanAppended(Schema):
+    event: PlanEvent
+    plan: Plan
+
+
+class PlanList(Schema):
+    items: list[Plan]
+    next: str | None
 
 
 class Appended(Schema):
@@ -214,6 +352,7 @@ class Error(Schema):
     detail: str
     fields: dict[str, str] | None = Field(None, json_schema_extra={"type": "object"})
     session: Session | None = None
+    plan: Plan | None = None
 
 
 def _plain(value: object) -> object:
@@ -234,6 +373,34 @@ def session_json(view: object) -> dict:
     return {
         name: _blockers_json(view) if name == "blockers" else _plain(getattr(view, name))
         for name in Session.model_fields
+    }
+
+
+def plan_json(view: object) -> dict:
+    """A `plans.PlanView` as the `Plan` schema gives it."""
+    return {
+        "id": view.id,
+        "title": view.title,
+        "owner": view.owner,
+        "note": view.note,
+        "status": view.status,
+        "progress": {"done": view.done, "total": view.total},
+        "counts": view.counts,
+        "ready": view.ready,
+        "critical_path": view.critical_path,
+        "seq": view.seq,
+        "created_at": _plain(view.created_at),
+        "last_event_at": _plain(view.last_event_at),
+        "nodes": [
+            {
+                "key": node.key,
+                "title": node.title,
+                "needs": list(node.needs),
+                "state": node.state,
+                "session": node.session,
+            }
+            for node in view.nodes
+        ],
     }
 
 

@@ -23,6 +23,7 @@ from .append import (
     append_event,
     may_act,
     new_session_id,
+    status_of,
 )
 from .forms import ACTIONS, ActionForm, StartForm
 from .retry import retrying, server_key
@@ -226,7 +227,7 @@ def act(request, session_id, slug):
             status, failed = 409, None
             message = f"Not done: someone else acted first. {exc.detail} This is the current state."
         except Refused as exc:
-            status, failed, message = STATUS_OF.get(type(exc), 400), None, exc.detail
+            status, failed, message = status_of(exc, STATUS_OF), None, exc.detail
     on_card = request.POST.get("view") == "card"
     if status == 200 and not request.htmx:
         return redirect(safe_next(request, session_id))

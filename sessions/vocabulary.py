@@ -73,6 +73,7 @@ MAX_BLOCKERS_SHOWN = 20  # a view lists the latest open blocks and counts them a
 MAX_EVENTS_PAGE = 200  # events per page of a stream's events or timeline
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
+MAX_PLAN_PAGE_SIZE = 20  # plans per page of the plan list (each up to 500 nodes)
 MAX_PAGE = 10**6
 MAX_MINUTES = 10**6  # per-request thresholds, in minutes
 IDEMPOTENCY_KEY_MAX = 255

@@ -1,0 +1,104 @@
+"""The v2 conformance cases for plans and outcomes: import the v2 logs (plans first),
+read every plan and session through the live API, export byte for byte, and refuse
+the v2 invalid files at their line."""
+
+import json
+
+import pytest
+
+from sessions.models import Event
+from tests.conftest import CONFORMANCE
+from tests.test_jsonl import export_logs, import_logs
+
+V2 = CONFORMANCE / "v2"
+
+
+def v2_expected():
+    return json.loads((V2 / "expected.json").read_text(encoding="utf-8"))
+
+
+PLANS = sorted(v2_expected()["plans"])
+SESSIONS = sorted(v2_expected()["sessions"])
+INVALID = sorted(v2_expected()["invalid"].items())
+
+
+def canonical(lines):
+    return "".join(line + "\n" for line in lines).encode()
+
+
+@pytest.fixture
+def imported(db):
+    assert import_logs(V2 / "logs") == (None, "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_v2_plans_and_sessions_read_through_the_api_as_expected(
+    api, alice, token_for, tmp_path, imported
+):
+    expected = v2_expected()
+    token = token_for(alice)
+    for plan_id in PLANS:
+        want = expected["plans"][plan_id]
+        answer = api("GET", f"/api/plans/{plan_id}", token=token)
+        assert answer.status == 200
+        plan = answer.json()
+        for key in ("status", "progress", "counts", "ready", "critical_path", "owner", "title"):
+            assert plan[key] == want[key], (plan_id, key)
+        assert plan["seq"] == want["seq"]
+        assert [node["key"] for node in plan["nodes"]] == want["node_order"]
+        for node in plan["nodes"]:
+            assert {k: node[k] for k in ("state", "title", "needs", "session")} == want["nodes"][
+                node["key"]
+            ], (plan_id, node["key"])
+        log = api("GET", f"/api/plans/{plan_id}/events.jsonl", token=token)
+        assert log.body == canonical(want["canonical_export"])
+    for session_id in SESSIONS:
+        want = expected["sessions"][session_id]
+        view = api("GET", f"/api/sessions/{session_id}", token=token).json()
+        assert (view["status"], view["outcome"]) == (want["status"], want["outcome"])
+    exported = export_logs(tmp_path)
+    for stream_id in PLANS + SESSIONS:
+        want = expected["plans"].get(stream_id) or expected["sessions"][stream_id]
+        assert exported[f"{stream_id}.jsonl"] == canonical(want["canonical_export"]), stream_id
+
+
+@pytest.mark.django_db
+def test_exported_v2_logs_import_again_unchanged(tmp_path, imported):
+    first = export_logs(tmp_path / "first")
+    error, _ = import_logs(tmp_path / "first")
+    assert error is None
+    assert export_logs(tmp_path / "second") == first
+
+
+@pytest.mark.django_db
+def test_the_list_of_plans_reads_every_plan(alice_client, imported):
+    answer = alice_client.get("/api/plans")
+    assert answer.status_code == 200
+    assert sorted(plan["id"] for plan in answer.json()["items"]) == PLANS
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("file_name", "line"), INVALID)
+def test_v2_invalid_files_are_refused_at_their_line_writing_nothing(file_name, line, imported):
+    before = Event.objects.count()
+    error, stderr = import_logs(V2 / "invalid" / file_name)
+    assert error is not None
+    assert f"{file_name}:{line}: " in stderr
+    assert Event.objects.count() == before
+
+
+@pytest.mark.django_db
+def test_a_session_naming_a_plan_is_refused_when_the_plan_is_not_there(tmp_path):
+    (tmp_path / "s.jsonl").write_text(
+        '{"type":"session_start","timestamp":"2026-11-28T08:00:00Z","actor":"x",'
+        '"plan":"nowhere","node":"a"}\n'
+    )
+    error, stderr = import_logs(tmp_path)
+    assert error is not None
+    assert "s.jsonl:1: plan 'nowhere' does not exist" in stderr
+
+
+@pytest.mark.django_db
+def test_a_cycle_is_refused_naming_it(imported):
+    _, stderr = import_logs(V2 / "invalid" / "plan-cycle.jsonl")
+    assert "a → b → a" in stderr
