@@ -6,6 +6,8 @@ from django import forms
 
 from . import vocabulary
 
+OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
+
 
 @dataclass(frozen=True)
 class Action:
@@ -25,6 +27,11 @@ class Action:
     @property
     def max_length(self):
         return vocabulary.MAX_LENGTH[self.field]
+
+    @property
+    def outcome_choices(self):
+        """A close says how the work ended; other actions say nothing of it."""
+        return OUTCOME_CHOICES if self.event_type == vocabulary.CLOSE else ()
 
 
 ACTIONS = {
@@ -65,7 +72,8 @@ class StartForm(forms.Form):
 
 
 class ActionForm(forms.Form):
-    """One action on one session: a Reason (block) or a Note, and the seq the viewer saw."""
+    """One action on one session: a Reason (block) or a Note, and the seq the viewer saw;
+    a close also says how the work ended."""
 
     expected_seq = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
 
@@ -74,10 +82,118 @@ class ActionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.action = action
         self.fields[action.field] = text_field(action.label, action.field, action.required)
+        if action.event_type == vocabulary.CLOSE:
+            self.fields["outcome"] = forms.ChoiceField(
+                label="Outcome", choices=OUTCOME_CHOICES, required=False
+            )
 
     @property
     def text(self):
         return self[self.action.field]
 
     def event_fields(self):
-        return {self.action.field: blank_to_none(self.cleaned_data[self.action.field])}
+        fields = {self.action.field: blank_to_none(self.cleaned_data[self.action.field])}
+        if "outcome" in self.fields:
+            fields["outcome"] = self.cleaned_data["outcome"] or None
+        return fields
+
+
+# Plans ------------------------------------------------------------------------------
+# A plan's graph changes are typed as lines: a node is `key | title | need, need`; the
+# needs of a node are `node: need, need`; keys to retire are separated by commas.
+
+
+def _keys(text):
+    return [key.strip() for key in text.replace("\n", ",").split(",") if key.strip()]
+
+
+def _lines(text):
+    return [
+        (number, line.strip()) for number, line in enumerate(text.splitlines(), 1) if line.strip()
+    ]
+
+
+def parse_nodes(text):
+    nodes = []
+    for number, line in _lines(text):
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) not in (2, 3) or not parts[0] or not parts[1]:
+            raise forms.ValidationError(
+                f"Line {number}: write a node as “key | title” or “key | title | need, need”."
+            )
+        needs = _keys(parts[2]) if len(parts) == 3 else []
+        nodes.append({"key": parts[0], "title": parts[1], **({"needs": needs} if needs else {})})
+    return nodes or None
+
+
+def parse_needs(text):
+    edges = []
+    for number, line in _lines(text):
+        node, colon, needs = line.partition(":")
+        if not colon or not node.strip() or not _keys(needs):
+            raise forms.ValidationError(f"Line {number}: write the needs as “node: need, need”.")
+        edges.extend({"node": node.strip(), "needs": need} for need in _keys(needs))
+    return edges or None
+
+
+def graph_field(label, help_text, required=False):
+    return forms.CharField(
+        label=label,
+        required=required,
+        help_text=help_text,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+    )
+
+
+NODES_HELP = "One node per line: key | title | the keys it needs, comma-separated (optional)."
+NEEDS_HELP = "One node per line: node: the keys it needs, comma-separated."
+
+
+class PlanForm(forms.Form):
+    """A new plan, its nodes typed as lines."""
+
+    id = forms.CharField(
+        label="Id",
+        required=False,
+        max_length=vocabulary.SESSION_ID_MAX,
+        help_text="Optional: made for you when blank.",
+    )
+    title = forms.CharField(label="Title", strip=False, max_length=vocabulary.MAX_LENGTH["title"])
+    note = text_field("Note", "note", required=False)
+    nodes = graph_field("Nodes", NODES_HELP, required=True)
+
+    def clean_nodes(self):
+        return parse_nodes(self.cleaned_data["nodes"])
+
+    def event_fields(self):
+        data = self.cleaned_data
+        return {"title": data["title"], "note": blank_to_none(data["note"]), "nodes": data["nodes"]}
+
+
+class AmendForm(forms.Form):
+    """Changes to a plan, applied in this order: add nodes, drop needs, add needs, retire."""
+
+    expected_seq = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
+    nodes = graph_field("Add nodes", NODES_HELP)
+    drop_needs = graph_field("Drop needs", NEEDS_HELP)
+    needs = graph_field("Add needs", NEEDS_HELP)
+    retire = forms.CharField(
+        label="Retire", required=False, help_text="Keys of nodes to retire, comma-separated."
+    )
+    note = text_field("Note", "note", required=False)
+
+    def clean_nodes(self):
+        return parse_nodes(self.cleaned_data["nodes"])
+
+    def clean_drop_needs(self):
+        return parse_needs(self.cleaned_data["drop_needs"])
+
+    def clean_needs(self):
+        return parse_needs(self.cleaned_data["needs"])
+
+    def clean_retire(self):
+        return _keys(self.cleaned_data["retire"]) or None
+
+    def event_fields(self):
+        fields = {name: self.cleaned_data[name] for name in vocabulary.GRAPH_FIELDS}
+        return {**fields, "note": blank_to_none(self.cleaned_data["note"])}

@@ -243,25 +243,34 @@ def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tupl
     return states
 
 
-def _topological(graph: Graph) -> list[str]:
-    """Every key, each after the keys it needs (plan order otherwise)."""
+def topological(needs: dict[str, Sequence[str]]) -> list[str]:
+    """Every key of `needs` (key → the keys it needs), each after the keys it needs,
+    given order otherwise."""
     order: list[str] = []
     seen: set[str] = set()
-    for root in graph.nodes:
-        stack = [(root, iter(graph.nodes[root].needs))]
+    for root in needs:
         if root in seen:
             continue
         seen.add(root)
+        stack = [(root, iter(needs[root]))]
         while stack:
-            key, needs = stack[-1]
-            need = next(needs, None)
+            key, pending = stack[-1]
+            need = next(pending, None)
             if need is None:
                 stack.pop()
                 order.append(key)
-            elif need in graph.nodes and need not in seen:
+            elif need in needs and need not in seen:
                 seen.add(need)
-                stack.append((need, iter(graph.nodes[need].needs)))
+                stack.append((need, iter(needs[need])))
     return order
+
+
+def _topological(graph: Graph) -> list[str]:
+    return topological({key: node.needs for key, node in graph.nodes.items()})
+
+
+def topological_keys(view: "PlanView") -> list[str]:
+    return topological({node.key: node.needs for node in view.nodes})
 
 
 def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:

@@ -138,6 +138,7 @@ class PlanNode(Schema):
         None,
         max_length=vocabulary.MAX_PLAN_NODES,
         description="The keys of the nodes this one needs done before it can start.",
+        json_schema_extra={"uniqueItems": True},
     )
 
 

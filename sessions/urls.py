@@ -3,11 +3,17 @@ from django.urls import path
 from . import api, views
 
 SESSION = "<str:session_id>"
+PLAN = "<str:plan_id>"
 
 urlpatterns = [
     path("", views.board, name="board"),
     path("sessions/start", views.start, name="start"),
     path(f"sessions/{SESSION}/", views.session_page, name="session"),
     path(f"sessions/{SESSION}/<slug:slug>", views.act, name="act"),
+    path("plans/", views.plan_list, name="plans"),
+    path("plans/new", views.plan_create, name="plan_create"),
+    path(f"plans/{PLAN}/", views.plan_page, name="plan"),
+    path(f"plans/{PLAN}/amend", views.plan_amend, name="plan_amend"),
+    path(f"plans/{PLAN}/start/<str:node>", views.plan_start, name="plan_start"),
     path("api/", api.urls()),
 ]

@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_POST, require_safe
 
-from . import api, reading, vocabulary
+from . import api, drawing, plans, reading, vocabulary
 from .append import (
     Conflict,
     Forbidden,
@@ -25,7 +25,7 @@ from .append import (
     new_session_id,
     status_of,
 )
-from .forms import ACTIONS, ActionForm, StartForm
+from .forms import ACTIONS, ActionForm, AmendForm, PlanForm, StartForm
 from .retry import retrying, server_key
 
 # How the refusals that leave no form to re-show are said to a browser.
@@ -251,6 +251,154 @@ def act(request, session_id, slug):
     if status in (200, 409):
         response["HX-Trigger"] = "sessions-changed"
     return response
+
+
+# Plans --------------------------------------------------------------------------------
+
+
+@login_required
+@require_safe
+def plan_list(request):
+    if unchanged_poll(request):
+        return HttpResponse(status=204)
+    return render(request, "sessions/plans.html", plan_list_context(request))
+
+
+def plan_list_context(request, form=None):
+    views = reading.plan_views()
+    return {
+        "plans": [(view, progress_percent(view)) for view in views],
+        "form": form or PlanForm(),
+        "version": page_version(),
+        "poll_seconds": settings.POLL_SECONDS,
+        "states": plans.NODE_STATES,
+    }
+
+
+def progress_percent(view):
+    return round(100 * view.done / view.total) if view.total else 0
+
+
+@login_required
+@require_POST
+@retrying
+def plan_create(request):
+    form = PlanForm(request.POST)
+    if form.is_valid():
+        plan_id = form.cleaned_data["id"] or request.__dict__.setdefault(
+            "_tower_plan", new_session_id()
+        )
+        try:
+            append_event(
+                plan_id,
+                vocabulary.PLAN_CREATE,
+                form.event_fields(),
+                user=request.user,
+                idempotency_key=server_key(request, "form"),
+            )
+            return redirect("plan", plan_id)
+        except InvalidEvent as exc:
+            add_errors(form, exc)
+        except Conflict as exc:
+            form.add_error("id", exc.detail)
+    return render(request, "sessions/plans.html", plan_list_context(request, form), status=400)
+
+
+def plan_context(request, plan_id, amend_form=None, message=None):
+    view = reading.plan_view(plan_id)
+    if view is None:
+        raise Http404(f"There is no plan {plan_id!r}.")
+    running = [node.session for node in view.nodes if node.session]
+    return {
+        "plan": view,
+        "percent": progress_percent(view),
+        "drawing": drawing.draw(view),
+        "sessions": reading.session_views(running),
+        "ready": [view.node(key) for key in view.ready],
+        "retired": [node for node in view.nodes if node.state == plans.RETIRED],
+        "may_amend": may_act(request.user, view.owner),
+        "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
+        "notice": message,
+        "version": page_version(),
+        "poll_seconds": settings.POLL_SECONDS,
+        "states": plans.NODE_STATES,
+    }
+
+
+@login_required
+@require_safe
+def plan_page(request, plan_id):
+    if unchanged_poll(request):
+        return HttpResponse(status=204)
+    context = plan_context(request, plan_id)
+    if request.htmx:
+        return render(request, "sessions/_plan_main.html", context)
+    return render(request, "sessions/plan.html", context)
+
+
+def plan_answer(request, plan_id, status, amend_form=None, message=None):
+    """The plan page after a start or an amend; for htmx, its main part and the page's
+    notice out of band (so that the notice outlives the refresh that follows)."""
+    context = plan_context(request, plan_id, amend_form, message)
+    if request.htmx:
+        context.update(part="sessions/_plan_main.html", notice_oob=True)
+        response = render(request, "sessions/_acted.html", context, status=status)
+    else:
+        response = render(request, "sessions/plan.html", context, status=status)
+    if status in (200, 409):
+        response["HX-Trigger"] = "sessions-changed"
+    return response
+
+
+@login_required
+@require_POST
+@retrying
+def plan_start(request, plan_id, node):
+    """A person starts a node: a session of theirs on it, or the page saying why not."""
+    session_id = request.__dict__.setdefault("_tower_session", new_session_id())
+    try:
+        append_event(
+            session_id,
+            vocabulary.START,
+            {"plan": plan_id, "node": node},
+            user=request.user,
+            idempotency_key=server_key(request, "form"),
+        )
+    except InvalidEvent as exc:
+        return plan_answer(request, plan_id, 400, message=exc.detail)
+    except Conflict as exc:
+        return plan_answer(request, plan_id, 409, message=f"Not started: {exc.detail}")
+    if request.htmx:
+        return plan_answer(request, plan_id, 200, message=f"Started {node!r} as {session_id}.")
+    return redirect("session", session_id)
+
+
+@login_required
+@require_POST
+@retrying
+def plan_amend(request, plan_id):
+    form = AmendForm(request.POST)
+    status, message = 400, None
+    if form.is_valid():
+        try:
+            append_event(
+                plan_id,
+                vocabulary.PLAN_AMEND,
+                form.event_fields(),
+                user=request.user,
+                expected_seq=form.cleaned_data["expected_seq"],
+                idempotency_key=server_key(request, "form"),
+            )
+            if not request.htmx:
+                return redirect("plan", plan_id)
+            return plan_answer(request, plan_id, 200, message="Plan amended.")
+        except InvalidEvent as exc:
+            add_errors(form, exc)
+        except Conflict as exc:
+            status, message = 409, f"Not amended: {exc.detail}"
+        except Refused as exc:
+            status, message = status_of(exc, STATUS_OF), exc.detail
+    return plan_answer(request, plan_id, status, form, message)
 
 
 def page_not_found(request, exception):

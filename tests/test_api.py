@@ -281,6 +281,9 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "last_event_at",
         "closed_at",
         "seq",
+        "plan",
+        "node",
+        "outcome",
     ]
 
 

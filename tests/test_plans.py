@@ -338,6 +338,20 @@ def test_a_claim_takes_an_empty_object_only(client, auth, plan):
     assert post(client, "/api/plans/rel/claim", {"node": "ui"}, **auth).status_code == 400
 
 
+@pytest.mark.django_db
+def test_the_demo_plan_shows_every_kind_of_node(client, auth):
+    from tests.test_jsonl import DEMO, import_logs
+
+    assert import_logs(DEMO) == (None, "")
+    view = plan_now(client, auth, "payments-v2")
+    assert len(view["nodes"]) >= 12
+    assert {"done", "running", "failed", "upstream_failed", "ready", "waiting"} <= set(
+        view["counts"]
+    )
+    running = [n["session"] for n in view["nodes"] if n["state"] == "running"]
+    assert client.get(f"/api/sessions/{running[0]}", **auth).json()["status"] == "blocked"
+
+
 # Races, over real HTTP against gunicorn (two workers, four threads each)
 
 AGENTS = 12

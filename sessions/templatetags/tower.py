@@ -15,3 +15,15 @@ def age(moment):
     if timezone.now() - moment < timedelta(minutes=1):
         return "just now"
     return f"{timesince(moment)} ago"
+
+
+@register.filter
+def words(name):
+    """A state's name as words: `upstream_failed` → `upstream failed`."""
+    return str(name).replace("_", " ")
+
+
+@register.filter
+def get_item(mapping, key):
+    """`mapping[key]`, or None (e.g. a running node's session view)."""
+    return mapping.get(key) if mapping and key is not None else None

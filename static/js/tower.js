@@ -3,8 +3,8 @@
 function towerMayRefresh() {
   if (document.visibilityState !== "visible") return false;
   const active = document.activeElement;
-  if (active && active.closest("form") && active.closest("#board, #session-main")) return false;
-  return !document.querySelector("#board details.act[open]");
+  if (active && active.closest("form") && active.closest("#board, #session-main, #plan-main, #plans")) return false;
+  return !document.querySelector("#board details.act[open], #plan-main details.amend[open]");
 }
 
 // A refresh re-renders the board: keep the Closed column unfolded if it was.
