@@ -384,6 +384,11 @@ def test_the_openapi_schema_is_public_and_describes_every_endpoint(api):
         "/api/sessions/{session_id}",
         "/api/sessions/{session_id}/events",
         "/api/sessions/{session_id}/events.jsonl",
+        "/api/plans",
+        "/api/plans/{plan_id}",
+        "/api/plans/{plan_id}/events",
+        "/api/plans/{plan_id}/claim",
+        "/api/plans/{plan_id}/events.jsonl",
     }
 
 
