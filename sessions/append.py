@@ -158,7 +158,11 @@ def _kind(event_type: str | None) -> str | None:
     return "plan" if event_type in vocabulary.PLAN_EVENT_TYPES else "session"
 
 
-def _append_to_stream(stream_id, event_type, fields, user, expected_seq, idempotency_key, now):
+def _append_to_stream(
+    stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None
+):
+    """The append inside `holding`; `plan` is the plan's events and node sessions when
+    the caller has just read them (a claim), so that a start on a node reads them once."""
     ends = store.stream_ends(stream_id)
     actor = user.get_username()
     kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
@@ -211,7 +215,8 @@ def _append_to_stream(stream_id, event_type, fields, user, expected_seq, idempot
     if kind == "plan":
         _check_plan_event(stream_id, record)
     elif event_type == vocabulary.START and record.plan is not None:
-        record = record._replace(title=_check_node_start(record.plan, record.node, record.title))
+        title = _check_node_start(record.plan, record.node, record.title, plan)
+        record = record._replace(title=title)
     store.insert(record, idempotency_key)
     return Appended(record, created=True)
 
@@ -238,17 +243,19 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
-def _check_node_start(plan_id: str, node_key: str, title: str | None) -> str:
+def _check_node_start(
+    plan_id: str, node_key: str, title: str | None, plan: tuple | None = None
+) -> str:
     """Refuse a start on a node that may not start now; the session's title (the
     node's when none is given)."""
-    events = store.read_stream(plan_id)
+    events, sessions = plan or (store.read_stream(plan_id), store.node_sessions(plan_id))
     if not events or events[0].type != vocabulary.PLAN_CREATE:
         raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
     graph = plans.graph_of(events)
     node = graph.nodes.get(node_key)
     if node is None:
         raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
-    states = plans.node_states(graph, store.node_sessions(plan_id))
+    states = plans.node_states(graph, sessions)
     state, session = states[node_key]
     waiting_on = [need for need in node.needs if states[need][0] != vocabulary.DONE]
     problem = {
@@ -295,7 +302,8 @@ def claim_next(
             events = store.read_stream(plan_id)
             if not events or events[0].type != vocabulary.PLAN_CREATE:
                 raise UnknownPlan(plan_id)
-            view = plans.plan_view(plan_id, events, store.node_sessions(plan_id))
+            sessions = store.node_sessions(plan_id)
+            view = plans.plan_view(plan_id, events, sessions)
             if not view.ready:
                 raise Conflict(
                     "nothing_ready",
@@ -305,7 +313,14 @@ def claim_next(
                 )
             fields = {"plan": plan_id, "node": view.ready[0]}
             return _append_to_stream(
-                session_id, vocabulary.START, fields, user, None, idempotency_key, now
+                session_id,
+                vocabulary.START,
+                fields,
+                user,
+                None,
+                idempotency_key,
+                now,
+                plan=(events, sessions),
             )
 
     return _retrying_races(claim)

@@ -103,6 +103,8 @@ def fetch_prepared(sql: str, params: Sequence) -> list[tuple]:
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
         cursor.execute(sql, params, prepare=True)
+        if connection.queries_logged:  # seen by debug tools and query-count tests too
+            connection.queries_log.append({"sql": sql, "time": "0.000"})
         return cursor.fetchall()
 
 
@@ -147,14 +149,12 @@ def holding(*streams: str) -> Iterator[None]:
     queue = _sqlite_writer_turn() if connection.vendor == "sqlite" else nullcontext()
     with queue, transaction.atomic():
         if connection.vendor == "postgresql":
+            # One round trip: the locks, in the order given, then the transaction id,
+            # taken before any event id, which is what lets readers tell when no lower
+            # event id can still commit (`SafePosition`).
+            locks = ", ".join(["pg_advisory_xact_lock(hashtextextended(%s, 0))"] * len(streams))
             with connection.cursor() as cursor:
-                for stream in streams:
-                    cursor.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [stream]
-                    )
-                # The transaction id is taken before any event id, which is what lets
-                # readers tell when no lower event id can still commit (`SafePosition`).
-                cursor.execute("SELECT pg_current_xact_id()")
+                cursor.execute(f"SELECT {locks}, pg_current_xact_id()", list(streams))
         yield
 
 

@@ -1,0 +1,51 @@
+"""How many statements one API write sends to the database, on each database: a change
+that adds a round trip to the hot path fails here (bench/RESULTS.md has the costs)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from sessions.append import append_event
+from sessions.vocabulary import PLAN_CREATE
+
+pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no savepoints
+
+# What each statement in the write's transaction is for, in order. Around it: the token
+# lookup before and the answer's view after; on PostgreSQL the transaction's first
+# statement takes the stream locks (SQLite's writers queue on a file lock instead).
+APPEND = ["stream ends", "idempotency key", "insert"]
+CLAIM = ["claim key", "plan stream", "node sessions", "stream ends", "idempotency key", "insert"]
+
+
+def statements(client, path, body, token):
+    # Warm: the connection is open and the token's last use was just recorded.
+    client.get("/api/plans", HTTP_AUTHORIZATION=f"Bearer {token}")
+    with CaptureQueriesContext(connection) as captured:
+        answer = client.post(
+            path, body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
+        )
+    assert answer.status_code == 201, answer.content
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def expected(steps):
+    locks = ["locks"] if connection.vendor == "postgresql" else []
+    return ["token", "begin", *locks, *steps, "commit", "view events"]
+
+
+def test_an_api_append_sends_one_statement_per_step(client, started, alice, token_for):
+    sent = statements(
+        client,
+        "/api/sessions/s1/events",
+        {"type": "session_block", "reason": "x"},
+        token_for(alice),
+    )
+    assert len(sent) == len(expected(APPEND)), "\n".join(s[:90] for s in sent)
+
+
+def test_a_claim_sends_one_statement_per_step(client, alice, token_for):
+    append_event(
+        "p", PLAN_CREATE, {"title": "P", "nodes": [{"key": "a", "title": "A"}]}, user=alice
+    )
+    sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
+    assert len(sent) == len(expected(CLAIM)), "\n".join(s[:90] for s in sent)
