@@ -303,15 +303,15 @@ def claim_next(
             if not events or events[0].type != vocabulary.PLAN_CREATE:
                 raise UnknownPlan(plan_id)
             sessions = store.node_sessions(plan_id)
-            view = plans.plan_view(plan_id, events, sessions)
-            if not view.ready:
+            ready = plans.ready_nodes(events, sessions)
+            if not ready:
                 raise Conflict(
                     "nothing_ready",
                     f"No node of plan {plan_id!r} is ready: every live node is done, running, "
                     "failed or waiting on others.",
                     plan_id,
                 )
-            fields = {"plan": plan_id, "node": view.ready[0]}
+            fields = {"plan": plan_id, "node": ready[0]}
             return _append_to_stream(
                 session_id,
                 vocabulary.START,

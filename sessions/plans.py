@@ -319,6 +319,13 @@ def critical_path(graph: Graph, states: dict[str, str]) -> list[str]:
         path.append(deepest(needs))
 
 
+def ready_nodes(events: Sequence[object], sessions: Iterable[NodeSession]) -> list[str]:
+    """The plan's ready nodes in claim order: `plan_view(...).ready`, without the rest."""
+    graph = graph_of(events)
+    states = {key: state for key, (state, _) in node_states(graph, sessions).items()}
+    return ready_order(graph, states)
+
+
 def plan_view(plan_id: str, events: Sequence[object], sessions: Iterable[NodeSession]) -> PlanView:
     """Every fact about a plan, from its events (stream order) and its nodes' sessions."""
     graph = graph_of(events)

@@ -165,6 +165,13 @@ def test_an_accepted_amend_leaves_the_live_graph_acyclic(history):
     assert all(need in live for node in graph.live() for need in node.needs)
 
 
+@settings(max_examples=200)
+@given(histories())
+def test_claims_take_the_ready_nodes_in_the_views_order(history):
+    events, sessions = history
+    assert plans.ready_nodes(events, sessions) == plans.plan_view("p", events, sessions).ready
+
+
 @settings(max_examples=300)
 @given(histories())
 def test_a_running_node_names_its_live_session(history):
