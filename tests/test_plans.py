@@ -405,3 +405,20 @@ def test_a_close_racing_a_claim_never_lets_a_node_start_twice(gunicorn, alice, t
     starts = Event.objects.filter(type=START, plan="two")
     assert sorted(starts.values_list("node", flat=True)) in (["schema"], ["api", "schema"])
     assert Event.objects.filter(type=CLOSE).count() == 1
+
+
+# Pages
+
+
+@pytest.mark.django_db
+def test_the_plan_page_escapes_every_text_in_its_drawing(client, alice, auth):
+    title = '<script>alert("x")</script> & more'
+    nodes = [{"key": "a", "title": title}, {"key": "b", "title": "B", "needs": ["a"]}]
+    post(client, "/api/plans", {"id": "esc", "title": title, "nodes": nodes}, **auth)
+    append_event("s-a", START, {"plan": "esc", "node": "a"}, user=alice)
+    append_event("s-a", "session_block", {"reason": "<img src=x onerror=alert(1)>"}, user=alice)
+    client.force_login(alice)
+    page = client.get("/plans/esc/").content.decode()
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;" in page and "&lt;img src=x" in page
+    assert '<a href="/sessions/s-a/">' in page

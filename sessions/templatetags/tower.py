@@ -1,7 +1,10 @@
 from datetime import timedelta
+from html import escape
 
 from django import template
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
 register = template.Library()
@@ -27,3 +30,67 @@ def words(name):
 def get_item(mapping, key):
     """`mapping[key]`, or None (e.g. a running node's session view)."""
     return mapping.get(key) if mapping and key is not None else None
+
+
+def _box_texts(box, view):
+    """A node box's second line and its tooltip: the state, and for a running node its
+    session's status, stale badge and blockers."""
+    sub = [words(box.state)]
+    tip = f"{box.title} ({box.key}): {words(box.state)}"
+    if view is not None:
+        sub.append(words(view.status))
+        tip += f", {words(view.status)}"
+        if view.stale:
+            sub.append("stale")
+            tip += ", stale"
+        if view.blocker_count:
+            sub.append(f"{view.blocker_count} blocker{'s' if view.blocker_count > 1 else ''}")
+            tip += "".join(f"; blocked on {block.reason}" for block in view.blockers)
+    return " · ".join(sub), tip
+
+
+_ARROW = (
+    '<path d="{}" class="need{}" marker-end="url(#head{})" data-need="{}" data-node="{}">'
+    "<title>{} needs {}</title></path>"
+)
+_BOX = (
+    '<g class="node state-{}{}" data-node="{}" data-state="{}" transform="translate({},{})">'
+    "{}<title>{}</title>"
+    '<rect width="{}" height="{}" rx="6"></rect>'
+    '<text x="10" y="20" class="title">{}</text><text x="10" y="40" class="sub">{}</text>{}</g>'
+)
+
+
+@register.simple_tag
+def plan_graph(drawing, sessions):
+    """The plan's DAG as SVG elements. Built here with the standard library's `escape`
+    on every text (keys, titles, reasons, ids), not in a template loop or `format_html`,
+    whose per-value overhead made a 500-node page slow (bench/RESULTS.md)."""
+    session_url = reverse("session", args=["SESSION"])
+    parts = []
+    for a in drawing.arrows:
+        marks = (" critical", "-critical") if a.critical else ("", "")
+        need, node = escape(a.need), escape(a.node)
+        parts.append(_ARROW.format(a.path, *marks, need, node, node, need))
+    for box in drawing.boxes:
+        view = sessions.get(box.session) if box.session else None
+        sub, tip = _box_texts(box, view)
+        link = box.session and session_url.replace("SESSION", box.session, 1)
+        parts.append(
+            _BOX.format(
+                box.state,
+                " critical" if box.critical else "",
+                escape(box.key),
+                box.state,
+                box.x,
+                box.y,
+                f'<a href="{escape(link)}">' if link else "",
+                escape(tip),
+                drawing.box_width,
+                drawing.box_height,
+                escape(box.label),
+                escape(sub),
+                "</a>" if link else "",
+            )
+        )
+    return mark_safe("\n".join(parts))  # every text in it is escaped above
