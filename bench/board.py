@@ -13,6 +13,7 @@ file instead.
 """
 
 import io
+import os
 import sys
 import tempfile
 import time
@@ -22,6 +23,11 @@ from pathlib import Path
 from common import report, reset_database, run_per_engine, seed, setup_django, timed
 
 SCENARIOS = [(100, 0), (1000, 0), (5000, 0), (1000, 10_000), (1000, 100_000)]
+# A subset, e.g. BENCH_SCENARIOS="1000:0" for a before/after of one size.
+if os.environ.get("BENCH_SCENARIOS"):
+    SCENARIOS = [
+        tuple(int(n) for n in item.split(":")) for item in os.environ["BENCH_SCENARIOS"].split(",")
+    ]
 
 
 def files_board_data(folder, now, threshold):
