@@ -182,3 +182,15 @@ def test_a_running_node_names_its_live_session(history):
         assert (node.session is not None) == (node.state == plans.RUNNING)
         if node.session:
             assert node.session in live
+
+
+def test_needs_keep_their_given_order_and_an_added_edge_goes_last():
+    nodes = [
+        {"key": "a", "title": "A"},
+        {"key": "b", "title": "B"},
+        {"key": "c", "title": "C", "needs": ["b", "a"]},
+        {"key": "d", "title": "D"},
+    ]
+    graph = plans.apply(plans.Graph(), event(1, PLAN_CREATE, title="T", nodes=nodes))
+    graph = plans.apply(graph, event(2, PLAN_AMEND, needs=[{"node": "c", "needs": "d"}]))
+    assert graph.nodes["c"].needs == ("b", "a", "d")

@@ -284,6 +284,28 @@ def test_every_node_done_makes_the_plan_done(client, auth, plan):
 
 
 @pytest.mark.django_db
+def test_a_done_plan_can_be_amended_again(client, auth, plan):
+    for key in ("schema", "api", "ui", "docs"):
+        close(client, auth, start_node(client, auth, key).json()["id"])
+    body = {"type": "plan_amend", "nodes": [{"key": "v2", "title": "Next", "needs": ["ui"]}]}
+    answer = post(client, "/api/plans/rel/events", body, **auth)
+    assert answer.status_code == 201
+    assert (answer.json()["plan"]["status"], answer.json()["plan"]["ready"]) == ("open", ["v2"])
+
+
+@pytest.mark.django_db
+def test_import_takes_a_session_on_a_node_that_was_not_ready_as_it_happened(plan, tmp_path):
+    from tests.test_jsonl import import_logs
+
+    (tmp_path / "late.jsonl").write_text(
+        '{"type":"session_start","timestamp":"2026-11-28T08:00:00Z","actor":"x",'
+        '"title":"UI first","plan":"rel","node":"ui"}\n'
+    )
+    assert import_logs(tmp_path) == (None, "")
+    assert Event.objects.filter(session="late", node="ui").exists()
+
+
+@pytest.mark.django_db
 def test_a_plan_with_every_node_retired_is_cancelled(client, auth, plan):
     body = {"type": "plan_amend", "retire": ["ui", "api", "schema", "docs"]}
     assert post(client, "/api/plans/rel/events", body, **auth).status_code == 201
