@@ -13,9 +13,11 @@ from typing import NamedTuple
 from .vocabulary import (
     ACTIVE,
     BLOCK,
+    BLOCKED,
     CLOSE,
     DONE,
     EVENT_FIELDS,
+    IN_REVIEW,
     MAX_BLOCKERS_SHOWN,
     START,
     STATUS_AFTER,
@@ -173,3 +175,70 @@ def session_view(session_id, events, now, threshold=timedelta(minutes=30), block
         node=plan_node(events)[1],
         outcome=outcome(events),
     )
+
+
+# Time and attention ----------------------------------------------------------------
+
+TIMED_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW)
+
+
+def time_in_state(events, now):
+    """Whole seconds spent active, blocked and in review: each event's status lasts until
+    the next event, the last one until `now` (a closed session's last interval is not
+    counted); summed, then rounded down."""
+    totals = dict.fromkeys(TIMED_STATUSES, timedelta(0))
+    current = None
+    for event, following in zip(events, [*events[1:], None], strict=True):
+        current = STATUS_AFTER.get(event.type, current)
+        if current in totals:
+            until = following.timestamp if following is not None else now
+            totals[current] += max(until - event.timestamp, timedelta(0))
+    return {status: int(total.total_seconds()) for status, total in totals.items()}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """How long each status may last before a person should look (timedeltas)."""
+
+    stale: timedelta = timedelta(minutes=30)
+    blocked: timedelta = timedelta(minutes=240)
+    review: timedelta = timedelta(minutes=1440)
+
+
+STALE = "stale"
+BLOCKED_LONG = "blocked_long"
+REVIEW_LONG = "review_long"
+
+
+class Attention(NamedTuple):
+    kind: str  # stale, blocked_long or review_long
+    since: datetime  # when the overdue interval began
+
+
+def attention(events, now, thresholds=Thresholds()):
+    """The one reason a person should look at the session now, or None."""
+    current = status(events)
+    if current == ACTIVE:
+        since, kind, limit = events[-1].timestamp, STALE, thresholds.stale
+    elif current == BLOCKED:
+        since, kind, limit = _blocked_since(events), BLOCKED_LONG, thresholds.blocked
+    elif current == IN_REVIEW:
+        since, kind, limit = events[-1].timestamp, REVIEW_LONG, thresholds.review
+    else:
+        return None
+    return Attention(kind, since) if now - since > limit else None
+
+
+def _blocked_since(events):
+    """The first block of the unbroken blocked run the session is in."""
+    since = events[-1].timestamp
+    for event in reversed(events):
+        if STATUS_AFTER.get(event.type) != BLOCKED:
+            break
+        since = event.timestamp
+    return since
+
+
+def as_of(events, at):
+    """The events of a stream that had happened by `at` (its history then)."""
+    return [event for event in events if event.timestamp <= at]

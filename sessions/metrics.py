@@ -1,0 +1,85 @@
+"""Flow metrics over a window of time, from sessions' events. Pure: no Django, no I/O
+(DESIGN.md, "Time and attention").
+
+Over `[since, until)`: the sessions closed in the window give the throughput per UTC day
+by outcome, and their cycle, blocked and review times as nearest-rank percentiles; every
+UTC midnight in the window gives the cumulative flow, each session's status as of that
+instant.
+"""
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime, time, timedelta
+
+from . import projections
+from .vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES
+
+FLOW_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW, CLOSED)
+PERCENTILES = {"p50": 50, "p85": 85}
+
+
+def nearest_rank(values: Sequence[int]) -> dict:
+    """p50, p85 and max of whole seconds by nearest rank: the value at position
+    ⌈p·n/100⌉ of the sorted list; null when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return {name: None for name in (*PERCENTILES, "max")}
+    found = {
+        name: ordered[math.ceil(p * len(ordered) / 100) - 1] for name, p in PERCENTILES.items()
+    }
+    return {**found, "max": ordered[-1]}
+
+
+def midnights(since: datetime, until: datetime) -> list[datetime]:
+    """Every UTC midnight in `[since, until)`."""
+    first = datetime.combine(since.date(), time(0), since.tzinfo)
+    if first < since:
+        first += timedelta(days=1)
+    days = []
+    while first < until:
+        days.append(first)
+        first += timedelta(days=1)
+    return days
+
+
+def metrics(
+    streams: Iterable[Sequence[object]],
+    since: datetime,
+    until: datetime,
+    closed_before: int = 0,
+) -> dict:
+    """The metrics of the window from the sessions' streams (each in stream order).
+
+    `streams` must hold every session that was open at some moment of the window or
+    closed in it; `closed_before` counts the sessions closed before `since`, which are
+    closed at every midnight of the window and need not be read.
+    """
+    days = midnights(since, until)
+    throughput: dict[str, dict[str, int]] = {}
+    cycle, blocked, review = [], [], []
+    flow = {day: dict.fromkeys(FLOW_STATUSES, 0) for day in days}
+    for day in days:
+        flow[day][CLOSED] = closed_before
+    for events in streams:
+        closed_at = projections.closed_at(events)
+        if closed_at is not None and since <= closed_at < until:
+            label = closed_at.date().isoformat()
+            counts = throughput.setdefault(label, dict.fromkeys(OUTCOMES, 0))
+            counts[projections.outcome(events)] += 1
+            cycle.append(int((closed_at - projections.opened_at(events)).total_seconds()))
+            spent = projections.time_in_state(events, closed_at)
+            blocked.append(spent[BLOCKED])
+            review.append(spent[IN_REVIEW])
+        for day in days:
+            current = projections.status(projections.as_of(events, day))
+            if current is not None:
+                flow[day][current] += 1
+    return {
+        "since": since,
+        "until": until,
+        "throughput": dict(sorted(throughput.items())),
+        "cycle_time": nearest_rank(cycle),
+        "blocked_time": nearest_rank(blocked),
+        "review_time": nearest_rank(review),
+        "flow": {day.date().isoformat(): counts for day, counts in flow.items()},
+    }
