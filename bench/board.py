@@ -91,7 +91,7 @@ def measure(opened, closed):
     version = page_version()
     poll = timed(lambda: get(browser, f"/?since={version}", 204, HTTP_HX_REQUEST="true"), 50)
 
-    now, threshold = timezone.now(), reading.stale_threshold()
+    now, threshold = timezone.now(), reading.thresholds()
     with tempfile.TemporaryDirectory() as folder:
         call_command("export_jsonl", out=folder, stdout=io.StringIO())
         files = timed(lambda: files_board_data(Path(folder), now, threshold), 5)

@@ -215,8 +215,13 @@ def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
     return server_key(request, "auto"), False
 
 
-def view_of(session_id: str, minutes: int | None = None) -> dict:
-    view = reading.session_view(session_id, threshold=reading.stale_threshold(minutes))
+def limits_of(options: schemas.Thresholds) -> object:
+    return reading.thresholds(options.stale_after, options.blocked_after, options.review_after)
+
+
+def view_of(session_id: str, options: schemas.ViewOptions | None = None) -> dict:
+    limits = limits_of(options) if options else None
+    view = reading.session_view(session_id, limits=limits, at=options and options.at)
     if view is None:
         raise UnknownSession(session_id)
     return schemas.session_json(view)
@@ -262,20 +267,22 @@ def start_session(
 )
 def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     now = timezone.now()
-    limit = reading.stale_threshold(filters.stale_after)
+    limits = limits_of(filters)
     rows = reading.listing(
         owner=filters.owner or None,
         text=filters.q or None,
         status=filters.status,
         stale=filters.stale,
-        stale_before=now - limit,
+        attention=filters.attention,
+        now=now,
+        limits=limits,
     )
     # No total count: counting would walk every session's history; one extra row tells
     # whether there is a next page.
     size, number = filters.page_size, filters.page
     ids = list(rows[(number - 1) * size : number * size + 1])
     has_next, ids = len(ids) > size, ids[:size]
-    views = reading.session_views(ids, now, limit)
+    views = reading.session_views(ids, now, limits)
     next_url = next_page(request, "page", number + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})
 
@@ -288,7 +295,7 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
 def session_detail(
     request: HttpRequest, session_id: schemas.SessionId, options: Query[schemas.ViewOptions]
 ):
-    return JsonResponse(view_of(session_id, options.stale_after))
+    return JsonResponse(view_of(session_id, options))
 
 
 @sessions.post(

@@ -148,22 +148,27 @@ class SessionView:
     plan: str | None = None
     node: str | None = None
     outcome: str | None = None
+    time_in_state: dict = field(default_factory=dict)  # whole seconds per status
+    attention: object = None  # an `Attention`, or None
 
 
-def session_view(session_id, events, now, threshold=timedelta(minutes=30), blocker_count=None):
-    """All projections of one session's events at `now`.
+def session_view(session_id, events, now, thresholds=None, blocker_count=None, time_spent=None):
+    """All projections of one session's events at `now`, with `thresholds` (default:
+    `Thresholds()`).
 
-    `events` may be the whole stream, or only the events the view depends on (the store
-    reads those, with the open blocks' count, so a view costs the same at any length).
+    `events` may be the whole stream, or only the events the view depends on: the store
+    reads those, with the open blocks' count and the time spent in each status (which
+    need the whole stream, summed in SQL), so that a view costs the same at any length.
     """
     events = list(events)
+    thresholds = thresholds or Thresholds()
     open_blocks = blockers(events)
     return SessionView(
         id=session_id,
         title=title(events),
         owner=owner(events),
         status=status(events),
-        stale=is_stale(events, now, threshold),
+        stale=is_stale(events, now, thresholds.stale),
         blockers=open_blocks[-MAX_BLOCKERS_SHOWN:],
         blocker_count=len(open_blocks) if blocker_count is None else blocker_count,
         next_action=next_action(events),
@@ -174,6 +179,8 @@ def session_view(session_id, events, now, threshold=timedelta(minutes=30), block
         plan=plan_node(events)[0],
         node=plan_node(events)[1],
         outcome=outcome(events),
+        time_in_state=time_in_state(events, now) if time_spent is None else time_spent,
+        attention=attention(events, now, thresholds) if events else None,
     )
 
 
@@ -188,12 +195,25 @@ def time_in_state(events, now):
     counted); summed, then rounded down."""
     totals = dict.fromkeys(TIMED_STATUSES, timedelta(0))
     current = None
-    for event, following in zip(events, [*events[1:], None], strict=True):
+    for event, following in zip(events, [*events[1:], None], strict=False):
         current = STATUS_AFTER.get(event.type, current)
         if current in totals:
             until = following.timestamp if following is not None else now
             totals[current] += max(until - event.timestamp, timedelta(0))
     return {status: int(total.total_seconds()) for status, total in totals.items()}
+
+
+def time_in_state_from(spans, last, now):
+    """`time_in_state` from the stream's spans between events, summed elsewhere (in
+    SQL): `spans` maps an event type to the microseconds from each event of that type
+    to the next; the last event's span runs to `now` unless it closed the session."""
+    totals = dict.fromkeys(TIMED_STATUSES, 0)
+    for event_type, microseconds in spans.items():
+        if STATUS_AFTER.get(event_type) in totals:
+            totals[STATUS_AFTER[event_type]] += microseconds
+    if last is not None and STATUS_AFTER.get(last.type) in totals and now > last.timestamp:
+        totals[STATUS_AFTER[last.type]] += (now - last.timestamp) // timedelta(microseconds=1)
+    return {status: total // 1_000_000 for status, total in totals.items()}
 
 
 @dataclass(frozen=True)

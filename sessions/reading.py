@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from . import open_sessions, plans, projections, store, vocabulary
@@ -25,20 +26,26 @@ LAST_TYPES = {
 }
 
 
-def stale_threshold(minutes=None):
-    return timedelta(minutes=settings.STALE_AFTER_MINUTES if minutes is None else minutes)
-
-
 def version():
     """Changes exactly when an event is appended: the newest event's id."""
     return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
 
 
-def project(session_id, events, now=None, threshold=None, blocker_count=None):
+def thresholds(stale_after=None, blocked_after=None, review_after=None):
+    """The attention thresholds, each in minutes from the request or the settings."""
+    minutes = (
+        settings.STALE_AFTER_MINUTES if stale_after is None else stale_after,
+        settings.BLOCKED_ATTENTION_MINUTES if blocked_after is None else blocked_after,
+        settings.REVIEW_ATTENTION_MINUTES if review_after is None else review_after,
+    )
+    return projections.Thresholds(*(timedelta(minutes=m) for m in minutes))
+
+
+def project(session_id, events, now=None, limits=None, blocker_count=None, time_spent=None):
     """The view of a session's loaded events, at `now` (default: the clock)."""
     now = timezone.now() if now is None else now
-    threshold = stale_threshold() if threshold is None else threshold
-    return projections.session_view(session_id, events, now, threshold, blocker_count)
+    limits = thresholds() if limits is None else limits
+    return projections.session_view(session_id, events, now, limits, blocker_count, time_spent)
 
 
 # Streams up to this long are read whole, all of a page's in one query; a longer one is
@@ -47,30 +54,43 @@ def project(session_id, events, now=None, threshold=None, blocker_count=None):
 WHOLE_STREAM_LIMIT = 100
 
 
-def session_views(session_ids, now=None, threshold=None):
+def session_views(session_ids, now=None, limits=None):
     """Views of the given sessions that exist, keyed by id."""
+    now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
     short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
     streams = defaultdict(list)
     for record in Event.objects.filter(session__in=short).records():
         streams[record.session].append(record)
     views = {
-        session_id: project(session_id, events, now, threshold)
+        session_id: project(session_id, events, now, limits)
         for session_id, events in streams.items()
     }
     for session_id in lengths.keys() - set(short):
-        events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
-        views[session_id] = project(session_id, events, now, threshold, blocker_count)
+        views[session_id] = _long_view(session_id, now, limits)
     return views
 
 
-def session_view(session_id, now=None, threshold=None):
-    """The view of one session, or None when it has no events; it reads only the events
-    the view depends on, so it costs the same whatever the stream's length."""
+def _long_view(session_id, now, limits):
+    """A view from the events it depends on, and the time spans summed in SQL."""
     events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
     if not events or events[0].type != vocabulary.START:  # none, or a plan's id
         return None
-    return project(session_id, events, now, threshold, blocker_count)
+    spent = projections.time_in_state_from(store.stream_spans(session_id), events[-1], now)
+    return project(session_id, events, now, limits, blocker_count, spent)
+
+
+def session_view(session_id, now=None, limits=None, at=None):
+    """The view of one session, or None when it has no events (or none by `at`).
+
+    It reads only the events the view depends on and sums the time in each status in
+    SQL, so it costs nearly the same whatever the stream's length. As of `at`, it reads
+    the stream up to then (bounded by the stream's cap) and is computed at `now = at`.
+    """
+    if at is not None:
+        events = projections.as_of(session_events(session_id), at)
+        return project(session_id, events, at, limits) if events else None
+    return _long_view(session_id, timezone.now() if now is None else now, limits)
 
 
 def session_events(session_id):
@@ -189,22 +209,45 @@ def board_rows(owner, text, closed_since):
     return [(session_id, vocabulary.STATUS_AFTER[kind]) for session_id, kind in rows]
 
 
-def listing(owner=None, text=None, status=None, stale=None, stale_before=None):
+def listing(owner=None, text=None, status=None, stale=None, attention=None, now=None, limits=None):
     """Session ids, newest activity first, narrowed as asked (a queryset to slice).
 
     Walks events newest first and keeps each session's last one (no later event in its
     stream), so a page costs the events it passes over, not the whole history: the last
-    event also gives the status filter (the last transition wins) and the stale filter.
-    `stale` (True or False) keeps the sessions that are, or are not, active and quiet
-    since `stale_before`.
+    event also gives the status filter (the last transition wins), the stale filter and
+    the attention filter. `stale` and `attention` (True or False) keep the sessions that
+    are, or are not, stale or in need of attention at `now` with `limits`, by the rules
+    of `projections.is_stale` and `projections.attention`.
     """
+    now = timezone.now() if now is None else now
+    limits = thresholds() if limits is None else limits
     later = Event.objects.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
-    tails = Event.objects.filter(~Exists(later))
+    # Session streams only: a plan's last event is a plan event.
+    tails = Event.objects.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
     if owner or text:
         tails = tails.filter(session__in=starts(owner, text).values("session"))
     if status is not None:
         tails = tails.filter(type__in=LAST_TYPES[status])
+    quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
     if stale is not None:
-        quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=stale_before)
         tails = tails.filter(quiet) if stale else tails.exclude(quiet)
+    if attention is not None:
+        # Blocked since the first block after the last unblock (the run's start).
+        last_unblock = (
+            Event.objects.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
+            .order_by("-seq")
+            .values("seq")[:1]
+        )
+        early_block = Event.objects.filter(
+            session=OuterRef("session"),
+            type=vocabulary.BLOCK,
+            timestamp__lt=now - limits.blocked,
+            seq__gt=Coalesce(Subquery(last_unblock), 0),
+        )
+        needs = (
+            quiet
+            | Q(type=vocabulary.REVIEW, timestamp__lt=now - limits.review)
+            | Q(Exists(early_block), type=vocabulary.BLOCK)
+        )
+        tails = tails.filter(needs) if attention else tails.exclude(needs)
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)

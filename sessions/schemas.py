@@ -9,7 +9,14 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from ninja import Schema
-from pydantic import BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    WithJsonSchema,
+)
 
 from . import jsonl, plans, vocabulary
 
@@ -130,6 +137,34 @@ AppendEvent = Annotated[
 ]
 
 
+class Thresholds(Schema):
+    """Per-request attention thresholds, in minutes (default: the server's settings)."""
+
+    model_config = _STRICT
+    stale_after: Minutes | None = Field(None, description="Active and quiet this long: stale.")
+    blocked_after: Minutes | None = Field(
+        None, description="Blocked without a break this long: needs attention."
+    )
+    review_after: Minutes | None = Field(None, description="In review this long: needs attention.")
+
+
+AsOf = Annotated[
+    datetime,
+    Field(description="View it as it was at this moment (ISO 8601 with a UTC offset)."),
+    AfterValidator(lambda moment: _aware(moment)),
+]
+
+
+def _aware(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise ValueError("must have a UTC offset (e.g. Z or +02:00)")
+    return moment
+
+
+class ViewOptions(Thresholds):
+    at: AsOf | None = None
+
+
 class PlanNode(Schema):
     model_config = _STRICT
     key: SessionId
@@ -192,8 +227,7 @@ class PlanPage(Schema):
     )
 
 
-class SessionFilters(Schema):
-    model_config = _STRICT
+class SessionFilters(Thresholds):
     status: Literal[vocabulary.STATUSES] | None = None  # type: ignore[valid-type]
     owner: Annotated[str, Field(max_length=vocabulary.ACTOR_MAX, pattern=r"^[^\u0000]*$")] = ""
     q: Annotated[str, Field(max_length=200, pattern=r"^[^\u0000]*$")] = Field(
@@ -204,15 +238,8 @@ class SessionFilters(Schema):
     page_size: Annotated[int, Field(ge=1, le=vocabulary.MAX_PAGE_SIZE)] = (
         vocabulary.DEFAULT_PAGE_SIZE
     )
-    stale_after: Minutes | None = Field(
-        None, description="Staleness threshold in minutes (default: the server's setting)."
-    )
-
-
-class ViewOptions(Schema):
-    model_config = _STRICT
-    stale_after: Minutes | None = Field(
-        None, description="Staleness threshold in minutes (default: the server's setting)."
+    attention: bool | None = Field(
+        None, description="true: only the sessions that need a person now (see `attention`)."
     )
 
 
@@ -232,6 +259,17 @@ class Blocker(Schema):
     timestamp: Timestamp
     actor: str
     seq: int
+
+
+class TimeInState(Schema):
+    active: int
+    blocked: int
+    in_review: int
+
+
+class Attention(Schema):
+    kind: Literal["stale", "blocked_long", "review_long"]
+    since: Timestamp
 
 
 class Session(Schema):
@@ -254,6 +292,10 @@ class Session(Schema):
     node: str | None
     outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
         description="How it ended; null until closed."
+    )
+    time_in_state: TimeInState = Field(description="Whole seconds spent in each status.")
+    attention: Attention | None = Field(
+        description="Why a person should look now (and since when), or null."
     )
 
 
@@ -371,10 +413,11 @@ def session_json(view: object) -> dict:
 
     Read straight off the view by the schema's own field list: validating the view
     through pydantic cost a sixth of an append request (bench/RESULTS.md)."""
-    return {
-        name: _blockers_json(view) if name == "blockers" else _plain(getattr(view, name))
-        for name in Session.model_fields
-    }
+    shaped = {name: _plain(getattr(view, name)) for name in Session.model_fields}
+    shaped["blockers"] = _blockers_json(view)
+    if view.attention is not None:
+        shaped["attention"] = {"kind": view.attention.kind, "since": _plain(view.attention.since)}
+    return shaped
 
 
 def plan_json(view: object) -> dict:

@@ -247,6 +247,10 @@ _VIEW_EVENTS_SQL = " UNION ALL ".join(
             limit="%s",
             name="open_blocks",
         ),
+        # The first open block: where the blocked run began (attention's `since`).
+        f"SELECT * FROM (SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+        f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
+        " ORDER BY seq LIMIT 1) AS first_open_block",
     ]
 )
 _OPEN_BLOCKS_SQL = (
@@ -259,7 +263,7 @@ def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord],
     """The events a session's view depends on, oldest first, and how many blocks are
     open (both empty for no such session): a view costs the same at any stream length.
     The open blocks are counted in SQL only when there may be more than were read."""
-    rows = fetch_prepared(_VIEW_EVENTS_SQL, [stream] * 7 + [shown_blocks])
+    rows = fetch_prepared(_VIEW_EVENTS_SQL, [stream] * 7 + [shown_blocks] + [stream] * 2)
     records = {record.seq: record for record in records_from_rows(rows)}
     events = [records[seq] for seq in sorted(records)]
     unblocked = max((e.seq for e in events if e.type == vocabulary.UNBLOCK), default=0)
@@ -267,6 +271,31 @@ def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord],
     if open_blocks >= shown_blocks:
         [(open_blocks,)] = fetch_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
     return events, open_blocks
+
+
+# Each event's span to the next, in microseconds, summed by the event's type: what
+# `projections.time_in_state_from` needs besides the last event. One pass over the
+# stream in SQL (a window function); exact, as both sides count whole microseconds.
+_MICROSECONDS = {
+    # Whole seconds from the text without its fraction (strftime rounds a fraction),
+    # then the six digits of microseconds Django writes after them (none when zero).
+    "sqlite": "(CAST(strftime('%%s', substr(timestamp, 1, 19)) AS INTEGER) * 1000000"
+    " + CAST(substr(timestamp, 21, 6) AS INTEGER))",
+    "postgresql": "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint",
+}
+_SPANS = (
+    "SELECT type, SUM(next_at - at) FROM (SELECT type, {at} AS at,"
+    " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event WHERE session = %s)"
+    " AS spans WHERE next_at IS NOT NULL GROUP BY type"
+)
+
+
+def stream_spans(stream: str) -> dict[str, int]:
+    """Microseconds from each event to the next, summed by event type."""
+    at = _MICROSECONDS[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(_SPANS.format(at=at), [stream])
+        return {kind: int(total) for kind, total in cursor.fetchall()}
 
 
 def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:

@@ -284,6 +284,8 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "plan",
         "node",
         "outcome",
+        "time_in_state",
+        "attention",
     ]
 
 

@@ -44,8 +44,9 @@ def test_conformance_log_projects_to_its_expected_view(session_id):
     expected = conformance_expected()["sessions"][session_id]
     data = (CONFORMANCE / "logs" / f"{session_id}.jsonl").read_bytes()
     _, events = jsonl.decode_log(f"{session_id}.jsonl", data)
-    threshold = timedelta(minutes=conformance_expected()["stale_threshold_minutes"])
-    view = projections.session_view(session_id, events, conformance_now(), threshold)
+    minutes = conformance_expected()["stale_threshold_minutes"]
+    limits = projections.Thresholds(stale=timedelta(minutes=minutes))
+    view = projections.session_view(session_id, events, conformance_now(), limits)
     assert view.status == expected["status"]
     assert [block.reason for block in view.blockers] == expected["blockers"]
     assert view.next_action == expected["next_action"]

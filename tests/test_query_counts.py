@@ -11,7 +11,8 @@ from sessions.vocabulary import PLAN_CREATE
 pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no savepoints
 
 # What each statement in the write's transaction is for, in order. Around it: the token
-# lookup before and the answer's view after; on PostgreSQL the transaction's first
+# lookup before and the answer's view after (its events, and the time spent in each
+# status summed over the stream); on PostgreSQL the transaction's first
 # statement takes the stream locks (SQLite's writers queue on a file lock instead).
 APPEND = ["stream ends", "idempotency key", "insert"]
 CLAIM = ["claim key", "plan stream", "node sessions", "stream ends", "idempotency key", "insert"]
@@ -30,7 +31,7 @@ def statements(client, path, body, token):
 
 def expected(steps):
     locks = ["locks"] if connection.vendor == "postgresql" else []
-    return ["token", "begin", *locks, *steps, "commit", "view events"]
+    return ["token", "begin", *locks, *steps, "commit", "view events", "time spans"]
 
 
 def test_an_api_append_sends_one_statement_per_step(client, started, alice, token_for):

@@ -3,6 +3,7 @@ it costs the same at any stream length. The rule, in Python here, is a specifica
 the view of those events equals the view of the whole stream (a hypothesis property),
 and the store's SQL picks exactly those events (checked on generated streams)."""
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -20,10 +21,11 @@ SHOWN = 3
 
 def view_events(events, shown):
     """The events the view depends on: first and last, the latest note-bearing one, the
-    latest unblock and block, and the latest `shown` blocks after that unblock."""
+    latest unblock and block, and the first and the latest `shown` blocks after that
+    unblock (the first is where the blocked run began)."""
     last_unblock = max((e.seq for e in events if e.type == UNBLOCK), default=0)
     open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
-    wanted = {1, events[-1].seq, last_unblock, *open_blocks[-shown:]}
+    wanted = {1, events[-1].seq, last_unblock, *open_blocks[-shown:], *open_blocks[:1]}
     wanted |= {max((e.seq for e in events if e.note is not None), default=0)}
     wanted |= {max((e.seq for e in events if e.type == BLOCK), default=0)}
     return [e for e in events if e.seq in wanted], len(open_blocks)
@@ -52,14 +54,26 @@ def streams(draw, max_events=30):
     return events
 
 
-def view(events, blocker_count=None):
-    return projections.session_view("g", events, NOW, timedelta(minutes=30), blocker_count)
+def view(events, blocker_count=None, time_spent=None):
+    return projections.session_view(
+        "g", events, NOW, projections.Thresholds(), blocker_count, time_spent
+    )
+
+
+def spans(events):
+    """`store.stream_spans`, in Python: microseconds to the next event, by type."""
+    found = {}
+    for event, following in itertools.pairwise(events):
+        span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
+        found[event.type] = found.get(event.type, 0) + span
+    return found
 
 
 @given(streams())
 def test_the_view_of_the_chosen_events_is_the_view_of_the_whole_stream(events):
     chosen, blocker_count = view_events(events, projections.MAX_BLOCKERS_SHOWN)
-    assert view(chosen, blocker_count) == view(events)
+    spent = projections.time_in_state_from(spans(events), events[-1], NOW)
+    assert view(chosen, blocker_count, spent) == view(events)
 
 
 @pytest.mark.django_db
@@ -73,6 +87,25 @@ def test_the_store_reads_exactly_the_chosen_events(events):
     if not store.read_stream(session_id):
         import_stream(session_id, events)
     assert store.read_view_events(session_id, SHOWN) == view_events(events, SHOWN)
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=streams(max_events=25), micros=st.integers(0, 999_999))
+def test_the_store_sums_the_spans_between_events_exactly(events, micros):
+    session_id = f"t{abs(hash((tuple(events), micros))) % 10**12}"
+    shifted = timedelta(microseconds=micros)
+    events = [
+        e._replace(session=session_id, timestamp=e.timestamp + shifted * (e.seq % 2))
+        for e in events
+    ]
+    events = [e for i, e in enumerate(events) if i == 0 or e.timestamp >= events[i - 1].timestamp]
+    events = [e._replace(seq=n) for n, e in enumerate(events, start=1)]
+    if not store.read_stream(session_id):
+        import_stream(session_id, events)
+    assert store.stream_spans(session_id) == {k: v for k, v in spans(events).items()}
 
 
 @pytest.mark.django_db
