@@ -10,6 +10,7 @@ checks every answer against that document).
 import functools
 import json
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
@@ -361,8 +362,8 @@ def next_page(request: HttpRequest, name: str, value: object) -> str:
     return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
 
-def plan_of(plan_id: str) -> dict:
-    view = reading.plan_view(plan_id)
+def plan_of(plan_id: str, at: object = None) -> dict:
+    view = reading.plan_view(plan_id, at)
     if view is None:
         raise UnknownPlan(plan_id)
     return schemas.plan_json(view)
@@ -411,8 +412,10 @@ def list_plans(request: HttpRequest, page: Query[schemas.PlanPage]):
     response={200: schemas.Plan, **ONE_ERRORS},
     summary="A plan's view: node states, ready work, progress, critical path",
 )
-def plan_detail(request: HttpRequest, plan_id: schemas.SessionId):
-    return JsonResponse(plan_of(plan_id))
+def plan_detail(
+    request: HttpRequest, plan_id: schemas.SessionId, options: Query[schemas.PlanOptions]
+):
+    return JsonResponse(plan_of(plan_id, options.at))
 
 
 @plans.post(
@@ -470,8 +473,29 @@ def plan_log(request: HttpRequest, plan_id: schemas.SessionId):
     return log_download(plan_id, reading.plan_events(plan_id), UnknownPlan)
 
 
+flow = Router(tags=["metrics"])
+
+
+@flow.get(
+    "/metrics",
+    response={200: schemas.Metrics, **READ_ERRORS},
+    summary="Flow metrics over a window: throughput, cycle, blocked and review times, flow",
+)
+def metrics_view(request: HttpRequest, window: Query[schemas.MetricsWindow]):
+    until = window.until or timezone.now()
+    since = window.since or until - timedelta(days=14)
+    if not since < until:
+        raise InvalidEvent({"since": "must be before until"})
+    if until - since > vocabulary.MAX_METRICS_WINDOW:
+        raise InvalidEvent(
+            {"since": f"the window may span at most {vocabulary.MAX_METRICS_WINDOW.days} days"}
+        )
+    return JsonResponse(schemas.metrics_json(reading.metrics(since, until)))
+
+
 api.add_router("/", sessions)
 api.add_router("/", plans)
+api.add_router("/", flow)
 
 
 def urls() -> tuple[list, str, str]:

@@ -127,7 +127,7 @@ class Event(models.Model):
                 name="tower_event_plan_starts",
             ),
             models.Index(
-                fields=["session", "type", "outcome"],
+                fields=["session", "type", "outcome", "timestamp"],
                 condition=models.Q(type=vocabulary.CLOSE),
                 name="tower_event_outcomes",
             ),

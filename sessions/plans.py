@@ -176,6 +176,17 @@ class NodeSession(NamedTuple):
     node: str
     opened_at: datetime
     outcome: str | None  # None while the session is not closed
+    closed_at: datetime | None = None
+
+
+def sessions_as_of(sessions: Iterable[NodeSession], at: datetime) -> list[NodeSession]:
+    """The node sessions as they were at `at`: those opened by then, open unless closed
+    by then."""
+    return [
+        s if s.closed_at is not None and s.closed_at <= at else s._replace(outcome=None)
+        for s in sessions
+        if s.opened_at <= at
+    ]
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,12 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from . import metrics as flow_metrics
 from . import open_sessions, plans, projections, store, vocabulary
 from .models import Event
 
@@ -108,13 +110,15 @@ def plan_events(plan_id):
     return events if events and events[0].type == vocabulary.PLAN_CREATE else []
 
 
-def plan_view(plan_id):
-    """The view of one plan, or None when there is no such plan. Its cost follows its
-    own stream and its nodes' starts and closes, not their sessions' lengths."""
+def plan_view(plan_id, at=None):
+    """The view of one plan (as of `at`), or None when there is no such plan (by then).
+    Its cost follows its own stream and its nodes' starts and closes, not their
+    sessions' lengths."""
     events = plan_events(plan_id)
-    if not events:
-        return None
-    return plans.plan_view(plan_id, events, store.node_sessions(plan_id))
+    sessions = store.node_sessions(plan_id)
+    if at is not None:
+        events, sessions = projections.as_of(events, at), plans.sessions_as_of(sessions, at)
+    return plans.plan_view(plan_id, events, sessions) if events else None
 
 
 def plan_ids():
@@ -251,3 +255,27 @@ def listing(owner=None, text=None, status=None, stale=None, attention=None, now=
         )
         tails = tails.filter(needs) if attention else tails.exclude(needs)
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
+
+
+# Metrics ------------------------------------------------------------------------------
+
+_ALIVE_IN_WINDOW = (
+    f"SELECT s.session FROM tower_event s WHERE s.type = '{vocabulary.START}'"
+    " AND s.timestamp < %s AND NOT EXISTS (SELECT 1 FROM tower_event c"
+    f" WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}' AND c.timestamp < %s)"
+)
+_CLOSED_BEFORE = (
+    f"SELECT COUNT(*) FROM tower_event WHERE type = '{vocabulary.CLOSE}' AND timestamp < %s"
+)
+
+
+def metrics(since, until):
+    """The flow metrics of `[since, until)`: the streams of the sessions open at some
+    moment of the window or closed in it, and a count of those closed before it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ALIVE_IN_WINDOW, [until, since])
+        alive = [session for (session,) in cursor.fetchall()]
+        cursor.execute(_CLOSED_BEFORE, [since])
+        [(closed_before,)] = cursor.fetchall()
+    streams = store.read_streams(alive)
+    return flow_metrics.metrics(streams.values(), since, until, closed_before)

@@ -165,6 +165,17 @@ class ViewOptions(Thresholds):
     at: AsOf | None = None
 
 
+class PlanOptions(Schema):
+    model_config = _STRICT
+    at: AsOf | None = None
+
+
+class MetricsWindow(Schema):
+    model_config = _STRICT
+    since: AsOf | None = Field(None, description="Start of the window (default: 14 days ago).")
+    until: AsOf | None = Field(None, description="End of the window, excluded (default: now).")
+
+
 class PlanNode(Schema):
     model_config = _STRICT
     key: SessionId
@@ -363,6 +374,39 @@ class Plan(Schema):
     created_at: Timestamp | None
     last_event_at: Timestamp | None
     nodes: list[NodeState] = Field(description="In plan order.")
+
+
+class Percentiles(Schema):
+    p50: int | None
+    p85: int | None
+    max: int | None
+
+
+class Metrics(Schema):
+    since: Timestamp
+    until: Timestamp
+    throughput: dict[str, dict[str, int]] = Field(
+        description="Per UTC day: sessions closed, by outcome (zero counts left out)."
+    )
+    cycle_time: Percentiles = Field(description="Opened to closed, whole seconds.")
+    blocked_time: Percentiles
+    review_time: Percentiles
+    flow: dict[str, dict[str, int]] = Field(
+        description="Per UTC midnight in the window: sessions per status as of then."
+    )
+
+
+def metrics_json(found: dict) -> dict:
+    """`metrics.metrics` as the `Metrics` schema gives it."""
+    return {
+        **found,
+        "since": _plain(found["since"]),
+        "until": _plain(found["until"]),
+        "throughput": {
+            day: {outcome: n for outcome, n in counts.items() if n}
+            for day, counts in found["throughput"].items()
+        },
+    }
 
 
 class PlanAppended(Schema):

@@ -419,7 +419,7 @@ def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
 # node states need, read off the start and close rows (indexed), whatever the sessions'
 # lengths.
 _NODE_SESSIONS = (
-    "SELECT s.plan, s.session, s.node, s.timestamp, c.type, c.outcome"
+    "SELECT s.plan, s.session, s.node, s.timestamp, c.type, c.outcome, c.timestamp"
     f" FROM {TABLE} s LEFT JOIN {TABLE} c"
     f" ON c.session = s.session AND c.type = '{vocabulary.CLOSE}'"
     f" WHERE s.type = '{vocabulary.START}' AND s.plan IN ({{plans}})"
@@ -431,9 +431,12 @@ def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
     found: dict[str, list[NodeSession]] = {}
     with reading_cursor() as cursor:
         cursor.execute(_NODE_SESSIONS.format(plans=json_array_rows()), [json.dumps(list(plans))])
-        for plan, session, node, opened, closed, outcome in cursor.fetchall():
+        for plan, session, node, opened, closed, outcome, closed_at in cursor.fetchall():
             ended = (outcome or vocabulary.DONE) if closed else None
-            found.setdefault(plan, []).append(NodeSession(session, node, aware_utc(opened), ended))
+            closed_at = aware_utc(closed_at) if closed else None
+            found.setdefault(plan, []).append(
+                NodeSession(session, node, aware_utc(opened), ended, closed_at)
+            )
     return found
 
 

@@ -5,6 +5,7 @@ that every surface refuses exactly the same inputs with the same words.
 """
 
 import re
+from datetime import timedelta
 
 START = "session_start"
 BLOCK = "session_block"
@@ -76,6 +77,7 @@ MAX_PAGE_SIZE = 200
 MAX_PLAN_PAGE_SIZE = 20  # plans per page of the plan list (each up to 500 nodes)
 MAX_PAGE = 10**6
 MAX_MINUTES = 10**6  # per-request thresholds, in minutes
+MAX_METRICS_WINDOW = timedelta(days=366)  # the longest window of flow metrics
 IDEMPOTENCY_KEY_MAX = 255
 MAX_PLAN_NODES = 500  # nodes one plan event may add, and live nodes one plan may hold
 MAX_PLAN_KEYS = 2000  # keys a plan may ever use (retired keys are never reused)

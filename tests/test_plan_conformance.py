@@ -3,6 +3,7 @@ read every plan and session through the live API, export byte for byte, and refu
 the v2 invalid files at their line."""
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -102,3 +103,73 @@ def test_a_session_naming_a_plan_is_refused_when_the_plan_is_not_there(tmp_path)
 def test_a_cycle_is_refused_naming_it(imported):
     _, stderr = import_logs(V2 / "invalid" / "plan-cycle.jsonl")
     assert "a → b → a" in stderr
+
+
+# Time, attention, as-of and metrics (v2), through the live API
+
+
+def thresholds_query(at):
+    minutes = v2_expected()["thresholds_minutes"]
+    return (
+        f"stale_after={minutes['stale']}&blocked_after={minutes['blocked']}"
+        f"&review_after={minutes['review']}&at={urllib.parse.quote(at)}"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_v2_time_and_attention_read_through_the_api_at_now(api, alice, token_for, imported):
+    expected, token = v2_expected(), token_for(alice)
+    for session_id in SESSIONS:
+        want = expected["sessions"][session_id]
+        path = f"/api/sessions/{session_id}?{thresholds_query(expected['now'])}"
+        view = api("GET", path, token=token).json()
+        assert view["time_in_state"] == want["time_in_state"], session_id
+        assert view["attention"] == want["attention"], session_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_v2_snapshots_read_through_the_api_as_of_their_moment(api, alice, token_for, imported):
+    token = token_for(alice)
+    for snapshot in v2_expected()["as_of"]:
+        query = thresholds_query(snapshot["at"])
+        for session_id in SESSIONS:
+            answer = api("GET", f"/api/sessions/{session_id}?{query}", token=token)
+            if session_id not in snapshot["sessions"]:
+                assert answer.status == 404, (snapshot["at"], session_id)
+                continue
+            want = snapshot["sessions"][session_id]
+            view = answer.json()
+            assert {k: view[k] for k in want} == want, (snapshot["at"], session_id)
+        at = urllib.parse.quote(snapshot["at"])
+        for plan_id in PLANS:
+            answer = api("GET", f"/api/plans/{plan_id}?at={at}", token=token)
+            if plan_id not in snapshot["plans"]:
+                assert answer.status == 404, (snapshot["at"], plan_id)
+                continue
+            want, plan = snapshot["plans"][plan_id], answer.json()
+            assert {n["key"]: n["state"] for n in plan["nodes"]} == want["nodes"]
+            assert {k: plan[k] for k in want if k != "nodes"} == {
+                k: v for k, v in want.items() if k != "nodes"
+            }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_v2_metrics_read_through_the_api(api, alice, token_for, imported):
+    token = token_for(alice)
+    for window in v2_expected()["metrics"]:
+        since, until = (urllib.parse.quote(window[k]) for k in ("since", "until"))
+        answer = api("GET", f"/api/metrics?since={since}&until={until}", token=token)
+        assert answer.status == 200
+        assert answer.json() == window
+
+
+@pytest.mark.django_db
+def test_an_empty_metrics_window_is_refused(alice_client):
+    answer = alice_client.get("/api/metrics?since=2026-11-29T00:00:00Z&until=2026-11-28T00:00:00Z")
+    assert answer.status_code == 400
+    assert "since must be before until" in answer.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_an_as_of_moment_needs_a_utc_offset(alice_client, imported):
+    assert alice_client.get("/api/sessions/quiet?at=2026-11-29T05:00:00").status_code == 400
