@@ -238,15 +238,26 @@ class Attention(NamedTuple):
 def attention(events, now, thresholds=Thresholds()):
     """The one reason a person should look at the session now, or None."""
     current = status(events)
-    if current == ACTIVE:
-        since, kind, limit = events[-1].timestamp, STALE, thresholds.stale
-    elif current == BLOCKED:
-        since, kind, limit = _blocked_since(events), BLOCKED_LONG, thresholds.blocked
-    elif current == IN_REVIEW:
-        since, kind, limit = events[-1].timestamp, REVIEW_LONG, thresholds.review
-    else:
+    if current not in (ACTIVE, BLOCKED, IN_REVIEW):
         return None
-    return Attention(kind, since) if now - since > limit else None
+    since = _blocked_since(events) if current == BLOCKED else events[-1].timestamp
+    return overdue(current, since, now, thresholds)
+
+
+# What each status is called when it has lasted too long, and its threshold's name.
+ATTENTION_OF = {
+    ACTIVE: (STALE, "stale"),
+    BLOCKED: (BLOCKED_LONG, "blocked"),
+    IN_REVIEW: (REVIEW_LONG, "review"),
+}
+
+
+def overdue(current, since, now, thresholds):
+    """The attention a session in status `current` since `since` needs at `now`: when
+    the interval is longer than its threshold (strictly), else None. `since` is the
+    last event for active and in review, the run's first block for blocked."""
+    kind, limit = ATTENTION_OF[current]
+    return Attention(kind, since) if now - since > getattr(thresholds, limit) else None
 
 
 def _blocked_since(events):

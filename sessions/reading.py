@@ -186,8 +186,8 @@ _CANDIDATES = (
 
 
 def board_rows(owner, text, closed_since):
-    """(session id, status) of every open session and of those closed since
-    `closed_since`, newest activity first.
+    """(session id, status, last event's time) of every open session and of those closed
+    since `closed_since`, newest activity first.
 
     Only the sessions that may qualify are looked at (`open_sessions`), never the whole
     closed history. The status is read off each session's last event in SQL, by the same
@@ -208,9 +208,31 @@ def board_rows(owner, text, closed_since):
             last_at=Subquery(last.values("timestamp")[:1]),
         )
         .order_by("-last_at", "session")
-        .values_list("session", "last_type")
+        .values_list("session", "last_type", "last_at")
     )
-    return [(session_id, vocabulary.STATUS_AFTER[kind]) for session_id, kind in rows]
+    return [
+        (session_id, vocabulary.STATUS_AFTER[kind], store.aware_utc(last_at))
+        for session_id, kind, last_at in rows
+    ]
+
+
+def needing_attention(rows, now, limits):
+    """Of board rows, the sessions that need a person now, longest overdue first, as
+    (session id, `projections.Attention`): the rule of `projections.attention`, with
+    each blocked run's start read in one query."""
+    blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
+    run_starts = store.blocked_run_starts(blocked) if blocked else {}
+    found = []
+    for session_id, status, last_at in rows:
+        if status == vocabulary.CLOSED:
+            continue
+        since = run_starts.get(session_id, last_at) if status == vocabulary.BLOCKED else last_at
+        reason = projections.overdue(status, since, now, limits)
+        if reason is not None:
+            limit = getattr(limits, projections.ATTENTION_OF[status][1])
+            found.append((now - reason.since - limit, session_id, reason))
+    found.sort(key=lambda item: (-item[0].total_seconds(), item[1]))
+    return [(session_id, reason) for _, session_id, reason in found]
 
 
 def listing(owner=None, text=None, status=None, stale=None, attention=None, now=None, limits=None):

@@ -406,6 +406,26 @@ _LENGTHS = {
 }
 
 
+_RUN_STARTS = (
+    f"SELECT b.session, MIN(b.timestamp) FROM {TABLE} b WHERE b.type = '{vocabulary.BLOCK}'"
+    " AND b.session IN ({streams}) AND b.seq > COALESCE((SELECT MAX(u.seq) FROM"
+    f" {TABLE} u WHERE u.session = b.session AND u.type = '{vocabulary.UNBLOCK}'), 0)"
+    " GROUP BY b.session"
+)
+
+
+def blocked_run_starts(streams: Sequence[str]) -> dict[str, datetime]:
+    """For each of `streams`, its first block after its last unblock (where its current
+    blocked run began), if any."""
+    with connection.cursor() as cursor:
+        cursor.execute(_RUN_STARTS.format(streams=json_array_rows()), [json.dumps(list(streams))])
+        # SQLite gives an aggregate's timestamp as text (it has no declared type).
+        return {
+            stream: aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
+            for stream, moment in cursor.fetchall()
+        }
+
+
 def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
     """How many events each of `streams` holds (those that exist)."""
     with connection.cursor() as cursor:

@@ -94,16 +94,25 @@ def board_context(request, start_form=None):
     version = page_version()
     rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since)
     by_status = {status: [] for status in COLUMNS}
-    for session_id, status in rows:
+    for session_id, status, _ in rows:
         by_status[status].append(session_id)
     limit = None if show_all else settings.BOARD_COLUMN_LIMIT
     shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
-    views = reading.session_views(shown, now)
+    limits = reading.thresholds()
+    overdue = reading.needing_attention(rows, now, limits)
+    strip = [session_id for session_id, _ in overdue[: settings.ATTENTION_LINES]]
+    views = reading.session_views({*shown, *strip}, now, limits)
     query = request.GET.copy()
     query.pop("since", None)
     show_all_query = query.copy()
     show_all_query["all"] = "1"
     return {
+        "attention": [
+            (views[session_id], reason)
+            for session_id, reason in overdue[: settings.ATTENTION_LINES]
+            if session_id in views
+        ],
+        "attention_more": max(len(overdue) - settings.ATTENTION_LINES, 0),
         "columns": [
             {
                 "status": status,
@@ -173,13 +182,30 @@ def session_context(request, session_id, failed_form=None, message=None):
     start = max(1, end - vocabulary.MAX_EVENTS_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": reading.events_page(session_id, start - 1, end - start),
+        "events": timeline(reading.events_page(session_id, start - 1, end - start + 1), end, view),
         "earlier": start if start > 1 else None,
         "later": end + vocabulary.MAX_EVENTS_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
         "poll_seconds": settings.POLL_SECONDS,
     }
+
+
+def timeline(events, end, view):
+    """The page's events before seq `end`, each with how long it lasted: until the next
+    event (read with the page), the last one until now unless it closed the session."""
+    rows = []
+    for event, following in zip(events, [*events[1:], None], strict=False):
+        if event.seq >= end:
+            break
+        if following is not None:
+            lasted = following.timestamp - event.timestamp
+        elif event.type != vocabulary.CLOSE and view.last_event_at is not None:
+            lasted = timezone.now() - event.timestamp
+        else:
+            lasted = None
+        rows.append((event, lasted))
+    return rows
 
 
 @login_required

@@ -8,6 +8,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from sessions import reading
+from sessions.models import Event
 from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 LOGS = sorted(conformance_expected()["sessions"])
@@ -20,9 +21,10 @@ def conformance_sessions(db):
 
 def test_board_rows_give_each_session_its_projected_status(conformance_sessions):
     rows = reading.board_rows(None, None, timezone.now() - timedelta(days=3650))
-    assert {session_id for session_id, _ in rows} == set(LOGS)
-    for session_id, status in rows:
+    assert {session_id for session_id, *_ in rows} == set(LOGS)
+    for session_id, status, last_at in rows:
         assert status == projected_status(session_id)
+        assert last_at == Event.objects.stream(session_id)[-1].timestamp
 
 
 @pytest.mark.parametrize("status", ["active", "blocked", "in_review", "closed"])

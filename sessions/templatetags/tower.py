@@ -94,3 +94,32 @@ def plan_graph(drawing, sessions):
             )
         )
     return mark_safe("\n".join(parts))  # every text in it is escaped above
+
+
+@register.filter
+def duration(value):
+    """A length of time for people, compactly: `45 min`, `6 h`, `3 d` (seconds or a
+    timedelta)."""
+    seconds = int(value.total_seconds() if isinstance(value, timedelta) else value)
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
+
+
+ATTENTION_WORDS = {"stale": "stale", "blocked_long": "blocked", "review_long": "in review"}
+
+
+@register.filter
+def overdue_for(reason):
+    """An attention reason as people say it: `blocked 6 h`, counted from its `since`."""
+    return f"{ATTENTION_WORDS[reason.kind]} {duration(timezone.now() - reason.since)}"
+
+
+@register.filter
+def time_bar(spent):
+    """Each timed status's share of the time spent, in percent, for a bar: (status,
+    seconds, percent) of the statuses with any time."""
+    total = sum(spent.values())
+    return [(status, s, round(100 * s / total, 1)) for status, s in spent.items() if s and total]
