@@ -197,3 +197,21 @@ class AmendForm(forms.Form):
     def event_fields(self):
         fields = {name: self.cleaned_data[name] for name in vocabulary.GRAPH_FIELDS}
         return {**fields, "note": blank_to_none(self.cleaned_data["note"])}
+
+
+class MetricsWindowForm(forms.Form):
+    """The metrics page's window: whole UTC days, `until` included."""
+
+    since = forms.DateField(label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(label="To", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until:
+            if since > until:
+                raise forms.ValidationError("The window is empty: From must not be after To.")
+            if (until - since).days + 1 > vocabulary.MAX_METRICS_WINDOW.days:
+                days = vocabulary.MAX_METRICS_WINDOW.days
+                raise forms.ValidationError(f"The window may span at most {days} days.")
+        return data

@@ -15,5 +15,6 @@ urlpatterns = [
     path(f"plans/{PLAN}/", views.plan_page, name="plan"),
     path(f"plans/{PLAN}/amend", views.plan_amend, name="plan_amend"),
     path(f"plans/{PLAN}/start/<str:node>", views.plan_start, name="plan_start"),
+    path("metrics/", views.metrics_page, name="metrics"),
     path("api/", api.urls()),
 ]

@@ -1,7 +1,7 @@
 """The board, the session page and their forms. Requests append; pages are projections."""
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -13,7 +13,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_POST, require_safe
 
-from . import api, drawing, plans, reading, vocabulary
+from . import api, charts, drawing, plans, reading, schemas, vocabulary
+from . import metrics as flow_metrics
 from .append import (
     Conflict,
     Forbidden,
@@ -25,7 +26,7 @@ from .append import (
     new_session_id,
     status_of,
 )
-from .forms import ACTIONS, ActionForm, AmendForm, PlanForm, StartForm
+from .forms import ACTIONS, ActionForm, AmendForm, MetricsWindowForm, PlanForm, StartForm
 from .retry import retrying, server_key
 
 # How the refusals that leave no form to re-show are said to a browser.
@@ -425,6 +426,38 @@ def plan_amend(request, plan_id):
         except Refused as exc:
             status, message = status_of(exc, STATUS_OF), exc.detail
     return plan_answer(request, plan_id, status, form, message)
+
+
+# Metrics ------------------------------------------------------------------------------
+
+METRICS_DAYS = 14  # the default window, as DESIGN.md's
+
+
+@login_required
+@require_safe
+def metrics_page(request):
+    today = timezone.now().astimezone(UTC).date()
+    initial = {"since": today - timedelta(days=METRICS_DAYS - 1), "until": today}
+    form = MetricsWindowForm(request.GET or initial)
+    valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
+    window = form.cleaned_data if valid else initial
+    first = datetime.combine(window["since"], time(0), UTC)
+    end = datetime.combine(window["until"], time(0), UTC) + timedelta(days=1)
+    found = schemas.metrics_json(reading.metrics(first, end))
+    days = list(found["flow"])
+    context = {
+        "form": form,
+        "found": found,
+        "days": days,
+        "throughput_chart": charts.throughput(days, found["throughput"]),
+        "flow_chart": charts.flow(days, found["flow"]),
+        "times_chart": charts.times(found),
+        "times": [(title, found[key]) for key, title in charts.TIMES],
+        "outcomes": vocabulary.OUTCOMES,
+        "flow_statuses": flow_metrics.FLOW_STATUSES,
+        "presets": [(n, today - timedelta(days=n - 1), today) for n in (7, 14, 30, 90)],
+    }
+    return render(request, "sessions/metrics.html", context, status=200 if valid else 400)
 
 
 def page_not_found(request, exception):

@@ -123,3 +123,8 @@ def time_bar(spent):
     seconds, percent) of the statuses with any time."""
     total = sum(spent.values())
     return [(status, s, round(100 * s / total, 1)) for status, s in spent.items() if s and total]
+
+
+@register.filter
+def split(text):
+    return text.split()

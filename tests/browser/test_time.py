@@ -1,0 +1,77 @@
+"""Time and attention in a real browser: the Needs attention strip, time in each status
+on the session page, and the metrics charts (drawn, readable as tables, no console
+errors)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from sessions.append import append_event
+from sessions.vocabulary import BLOCK, START
+from tests.browser.conftest import ARTIFACTS
+from tests.test_jsonl import import_logs
+from tests.test_plan_conformance import V2
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def stuck(alice):
+    now = timezone.now()
+    append_event(
+        "stuck", START, {"title": "Migrate billing"}, user=alice, now=now - timedelta(hours=9)
+    )
+    append_event(
+        "stuck", BLOCK, {"reason": "waiting on vendor"}, user=alice, now=now - timedelta(hours=6)
+    )
+    return "stuck"
+
+
+def test_the_board_leads_with_what_needs_attention(page_as, alice, stuck):
+    page = page_as(alice, "/")
+    line = page.locator(".attention-lines li", has_text="Migrate billing")
+    expect(line).to_contain_text("blocked 6 h — waiting on vendor")
+    expect(page.locator(".card", has_text="Migrate billing").locator(".times")).to_contain_text(
+        "active 3 h · blocked 6 h"
+    )
+
+
+def test_the_strip_refreshes_when_the_session_is_unblocked(page_as, alice, stuck):
+    page = page_as(alice, "/")
+    expect(page.locator(".attention-lines li")).to_have_count(1)
+    append_event(stuck, "session_unblock", {}, user=alice)
+    expect(page.locator(".attention .empty")).to_have_text("Nothing is overdue.")
+
+
+def test_the_session_page_shows_a_bar_of_time_per_status_and_durations(page_as, alice, stuck):
+    page = page_as(alice, f"/sessions/{stuck}/")
+    expect(page.locator(".time-bar span")).to_have_count(2)
+    expect(page.locator(".time-bar")).to_have_attribute("aria-label", "active 3 h, blocked 6 h")
+    expect(page.locator(".timeline tbody tr").first.locator(".lasted")).to_have_text("3 h")
+
+
+def test_the_metrics_charts_render_without_console_errors(page_as, alice):
+    assert import_logs(V2 / "logs") == (None, "")
+    errors = []
+    page = page_as(alice, "/")
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.goto(page.url.rstrip("/") + "/metrics/?since=2026-11-28&until=2026-11-29")
+    expect(page.locator("svg.plot")).to_have_count(3)
+    expect(page.locator("svg.plot polygon.area")).to_have_count(4)
+    expect(page.locator("#throughput-table tbody tr")).to_have_count(2)
+    assert page.locator("svg.plot rect.bar").count() > 5
+    assert errors == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "metrics.png"), full_page=True)
+
+
+def test_a_bad_window_is_re_shown_with_its_error(page_as, alice):
+    page = page_as(alice, "/metrics/")
+    page.get_by_label("From").fill("2026-11-29")
+    page.get_by_label("To").fill("2026-11-01")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator(".error")).to_contain_text("From must not be after To")

@@ -1,0 +1,57 @@
+"""The metrics page: charts drawn on the server, every chart also a table, a window
+picker that re-shows its errors."""
+
+import pytest
+
+from sessions import charts
+from tests.test_jsonl import import_logs
+from tests.test_plan_conformance import V2, v2_expected
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def v2(db):
+    assert import_logs(V2 / "logs") == (None, "")
+
+
+def test_the_tables_hold_the_v2_window_s_metrics(alice_client, v2):
+    window = v2_expected()["metrics"][0]
+    page = alice_client.get("/metrics/?since=2026-11-28&until=2026-11-29")
+    assert page.status_code == 200
+    html = page.content.decode()
+    throughput = html[html.index('id="throughput-table"') :]
+    assert "<td>2026-11-28</td><td>2</td><td>2</td><td>1</td>" in throughput
+    flow = html[html.index('id="flow-table"') :]
+    counts = window["flow"]["2026-11-29"]
+    row = "".join(f"<td>{counts[s]}</td>" for s in ("active", "blocked", "in_review", "closed"))
+    assert f"<td>2026-11-29</td>{row}" in flow
+    times = html[html.index('id="times-table"') :]
+    assert "<td>Cycle time</td><td>35 min</td><td>1 h</td><td>5 h</td>" in times
+
+
+def test_the_charts_are_drawn(alice_client, v2):
+    html = alice_client.get("/metrics/?since=2026-11-28&until=2026-11-29").content.decode()
+    assert html.count('<svg class="plot"') == 3
+    assert html.count('<polygon class="area') == 4
+    assert 'class="bar outcome-done' in html
+
+
+def test_an_empty_window_is_re_shown_with_its_error(alice_client):
+    page = alice_client.get("/metrics/?since=2026-11-29&until=2026-11-20")
+    assert page.status_code == 400
+    assert "From must not be after To" in page.content.decode()
+
+
+def test_throughput_bars_stack_to_each_day_s_total():
+    chart = charts.throughput(["2026-11-28"], {"2026-11-28": {"done": 2, "failed": 1}})
+    heights = sorted(bar.height for bar in chart.bars)
+    assert heights[1] == pytest.approx(2 * heights[0])
+    assert chart.top == 3
+
+
+def test_a_single_midnight_still_draws_a_band_per_status():
+    counts = {"2026-11-29": {"active": 1, "blocked": 0, "in_review": 2, "closed": 3}}
+    chart = charts.flow(["2026-11-29"], counts)
+    assert [area.kind for area in chart.areas] == ["closed", "in_review", "blocked", "active"]
+    assert all(len(area.points.split()) == 4 for area in chart.areas)
