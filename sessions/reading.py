@@ -216,6 +216,44 @@ def board_rows(owner, text, closed_since):
     ]
 
 
+def board_rows_as_of(owner, text, at, closed_since):
+    """`board_rows` as the board was at `at`: the sessions started by then and not closed
+    before `closed_since`, each with its status and last event as of `at`. History is
+    never rewritten, so this is exact; it reads every session started by `at` that was
+    not closed long before it (the open-sessions model knows only the present)."""
+    as_of = Event.objects.filter(session=OuterRef("session"), timestamp__lte=at).order_by("-seq")
+    closed_earlier = Event.objects.filter(
+        session=OuterRef("session"), type=vocabulary.CLOSE, timestamp__lt=closed_since
+    )
+    rows = (
+        starts(owner, text)
+        .filter(timestamp__lte=at)
+        .exclude(Exists(closed_earlier))
+        .annotate(
+            last_type=Subquery(as_of.values("type")[:1]),
+            last_at=Subquery(as_of.values("timestamp")[:1]),
+        )
+        .order_by("-last_at", "session")
+        .values_list("session", "last_type", "last_at")
+    )
+    return [
+        (session_id, vocabulary.STATUS_AFTER[kind], store.aware_utc(last_at))
+        for session_id, kind, last_at in rows
+    ]
+
+
+def session_views_as_of(session_ids, at, limits=None):
+    """Views of the given sessions as they were at `at` (computed at `now = at`)."""
+    streams = defaultdict(list)
+    for record in Event.objects.filter(session__in=list(session_ids), timestamp__lte=at).records():
+        streams[record.session].append(record)
+    return {
+        session_id: project(session_id, events, at, limits)
+        for session_id, events in streams.items()
+        if events[0].type == vocabulary.START
+    }
+
+
 def needing_attention(rows, now, limits):
     """Of board rows, the sessions that need a person now, longest overdue first, as
     (session id, `projections.Attention`): the rule of `projections.attention`, with

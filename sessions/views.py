@@ -53,8 +53,9 @@ class Card:
 
 
 def make_card(view, user, failed_form=None, message=None):
+    """`user` None: a read-only card (the board as of a past moment)."""
     actions = []
-    if may_act(user, view.owner):
+    if user is not None and may_act(user, view.owner):
         for action in ACTIONS.values():
             if not vocabulary.transition_error(action.event_type, view.status):
                 failed = failed_form if failed_form and failed_form.action == action else None
@@ -87,13 +88,34 @@ def board_filters(request):
     }
 
 
+def as_of_moment(request):
+    """The moment a page is asked for as of (`?at=`, ISO 8601; without an offset, UTC),
+    or None for now. A moment that cannot be read is a 400 for the page."""
+    text = request.GET.get("at", "").strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadMoment(f"{text!r} is not a date and time (e.g. 2026-11-28T09:15).") from None
+    return moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(UTC)
+
+
+class BadMoment(ValueError):
+    pass
+
+
 def board_context(request, start_form=None):
     filters = board_filters(request)
     show_all = request.GET.get("all") == "1"
-    now = timezone.now()
+    at = as_of_moment(request)
+    now = at or timezone.now()
     since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
     version = page_version()
-    rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since)
+    if at is None:
+        rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since)
+    else:
+        rows = reading.board_rows_as_of(filters["owner"] or None, filters["q"] or None, at, since)
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
@@ -102,7 +124,11 @@ def board_context(request, start_form=None):
     limits = reading.thresholds()
     overdue = reading.needing_attention(rows, now, limits)
     strip = [session_id for session_id, _ in overdue[: settings.ATTENTION_LINES]]
-    views = reading.session_views({*shown, *strip}, now, limits)
+    if at is None:
+        views = reading.session_views({*shown, *strip}, now, limits)
+    else:
+        views = reading.session_views_as_of({*shown, *strip}, at, limits)
+    viewer = request.user if at is None else None  # as of a moment: read-only
     query = request.GET.copy()
     query.pop("since", None)
     show_all_query = query.copy()
@@ -119,7 +145,7 @@ def board_context(request, start_form=None):
                 "status": status,
                 "label": vocabulary.STATUS_LABELS[status],
                 "count": len(ids),
-                "cards": [make_card(views[i], request.user) for i in ids[:limit] if i in views],
+                "cards": [make_card(views[i], viewer) for i in ids[:limit] if i in views],
             }
             for status, ids in by_status.items()
         ],
@@ -129,6 +155,8 @@ def board_context(request, start_form=None):
         "next_url": f"{reverse('board')}?{query.urlencode()}",
         "version": version,
         "start_form": start_form or StartForm(),
+        "at": at,
+        "now": now,
         "poll_seconds": settings.POLL_SECONDS,
     }
 
@@ -138,7 +166,10 @@ def board_context(request, start_form=None):
 def board(request):
     if unchanged_poll(request):
         return HttpResponse(status=204)
-    context = board_context(request)
+    try:
+        context = board_context(request)
+    except BadMoment as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
     if request.htmx:
         return render(request, "sessions/_columns.html", context)
     return render(request, "sessions/board.html", context)
@@ -332,18 +363,24 @@ def plan_create(request):
 
 
 def plan_context(request, plan_id, amend_form=None, message=None):
-    view = reading.plan_view(plan_id)
+    at = as_of_moment(request) if request.method == "GET" else None
+    view = reading.plan_view(plan_id, at)
     if view is None:
-        raise Http404(f"There is no plan {plan_id!r}.")
+        raise Http404(f"There is no plan {plan_id!r}" + (" yet at that moment." if at else "."))
     running = [node.session for node in view.nodes if node.session]
+    if at is None:
+        sessions = reading.session_views(running)
+    else:
+        sessions = reading.session_views_as_of(running, at)
     return {
         "plan": view,
+        "at": at,
         "percent": progress_percent(view),
         "drawing": drawing.draw(view),
-        "sessions": reading.session_views(running),
+        "sessions": sessions,
         "ready": [view.node(key) for key in view.ready],
         "retired": [node for node in view.nodes if node.state == plans.RETIRED],
-        "may_amend": may_act(request.user, view.owner),
+        "may_amend": at is None and may_act(request.user, view.owner),
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
@@ -357,7 +394,10 @@ def plan_context(request, plan_id, amend_form=None, message=None):
 def plan_page(request, plan_id):
     if unchanged_poll(request):
         return HttpResponse(status=204)
-    context = plan_context(request, plan_id)
+    try:
+        context = plan_context(request, plan_id)
+    except BadMoment as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
     if request.htmx:
         return render(request, "sessions/_plan_main.html", context)
     return render(request, "sessions/plan.html", context)

@@ -59,3 +59,38 @@ def test_the_board_leads_with_needs_attention(alice_client, histories):
     assert "and on legal" in strip
     assert "fresh" not in strip
     assert strip.index("reviewed") < strip.index("stuck") < strip.index("quiet")
+
+
+# The board and a plan as of a moment
+
+
+@pytest.fixture
+def v2(db):
+    from tests.test_jsonl import import_logs
+    from tests.test_plan_conformance import V2
+
+    assert import_logs(V2 / "logs") == (None, "")
+
+
+def test_the_board_as_of_a_moment_shows_each_session_as_it_was_then(alice_client, v2):
+    from tests.test_plan_conformance import v2_expected
+
+    snapshot = v2_expected()["as_of"][0]
+    page = alice_client.get(f"/?at={snapshot['at']}").content.decode()
+    assert "The board as it was at" in page and "UTC</time>: read-only." in page
+    for session_id, want in snapshot["sessions"].items():
+        assert f'class="card status-{want["status"]}" id="card-{session_id}"' in page
+    assert 'id="card-quiet"' not in page  # started later
+    assert 'action="/sessions/' not in page  # read-only: no actions
+
+
+def test_a_plan_as_of_a_moment_shows_its_nodes_as_they_were(alice_client, v2):
+    page = alice_client.get("/plans/fanout/?at=2026-11-28T09:15:00Z").content.decode()
+    assert "The plan as it was at" in page
+    assert 'data-node="b" data-state="failed"' in page
+    assert 'data-node="d" data-state="upstream_failed"' in page
+    assert "/start/" not in page
+
+
+def test_a_moment_that_cannot_be_read_is_a_400(alice_client):
+    assert alice_client.get("/?at=yesterday").status_code == 400

@@ -112,9 +112,10 @@ ATTENTION_WORDS = {"stale": "stale", "blocked_long": "blocked", "review_long": "
 
 
 @register.filter
-def overdue_for(reason):
-    """An attention reason as people say it: `blocked 6 h`, counted from its `since`."""
-    return f"{ATTENTION_WORDS[reason.kind]} {duration(timezone.now() - reason.since)}"
+def overdue_for(reason, now=None):
+    """An attention reason as people say it: `blocked 6 h`, counted from its `since` to
+    `now` (default: the clock)."""
+    return f"{ATTENTION_WORDS[reason.kind]} {duration((now or timezone.now()) - reason.since)}"
 
 
 @register.filter

@@ -75,3 +75,17 @@ def test_a_bad_window_is_re_shown_with_its_error(page_as, alice):
     page.get_by_label("To").fill("2026-11-01")
     page.get_by_role("button", name="Show").click()
     expect(page.locator(".error")).to_contain_text("From must not be after To")
+
+
+def test_the_board_as_of_a_moment_is_read_only_and_shareable(page_as, alice, stuck):
+    page = page_as(alice, "/")
+    moment = (timezone.now() - timedelta(hours=7)).strftime("%Y-%m-%dT%H:%M:%S")
+    page.get_by_label("As of (UTC)").fill(moment)
+    page.get_by_role("button", name="Show the board then").click()
+    expect(page.locator(".as-of-banner")).to_contain_text("read-only")
+    assert "at=" in page.url
+    card = page.locator(".card", has_text="Migrate billing")
+    expect(card).to_have_class("card status-active")  # not blocked yet, seven hours ago
+    expect(card.locator("details.act")).to_have_count(0)
+    page.get_by_role("link", name="Back to now").click()
+    expect(page.locator(".card", has_text="Migrate billing")).to_have_class("card status-blocked")
