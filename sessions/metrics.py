@@ -42,6 +42,18 @@ def midnights(since: datetime, until: datetime) -> list[datetime]:
     return days
 
 
+def _count_flow(events: Sequence[object], days: list[datetime], flow: dict) -> None:
+    """Add one session's status at each midnight (as of it) to `flow`: one walk of its
+    events, `projections.status` of each prefix."""
+    current, index = None, 0
+    for day in days:
+        while index < len(events) and events[index].timestamp <= day:
+            current = projections.status(events[index : index + 1]) or current
+            index += 1
+        if current is not None:
+            flow[day][current] += 1
+
+
 def metrics(
     streams: Iterable[Sequence[object]],
     since: datetime,
@@ -70,10 +82,7 @@ def metrics(
             spent = projections.time_in_state(events, closed_at)
             blocked.append(spent[BLOCKED])
             review.append(spent[IN_REVIEW])
-        for day in days:
-            current = projections.status(projections.as_of(events, day))
-            if current is not None:
-                flow[day][current] += 1
+        _count_flow(events, days, flow)
     return {
         "since": since,
         "until": until,
