@@ -59,3 +59,20 @@ def test_database_url_selects_the_database():
     url = "postgres://postgres@127.0.0.1:5432/postgres"
     result = manage("shell", "--no-imports", "-c", code, DEBUG="1", DATABASE_URL=url)
     assert result.stdout.strip() == "postgresql"
+
+
+def test_the_attention_thresholds_come_from_the_environment():
+    code = (
+        "from django.conf import settings as s;"
+        " print(s.BLOCKED_ATTENTION_MINUTES, s.REVIEW_ATTENTION_MINUTES)"
+    )
+    result = manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        code,
+        DEBUG="1",
+        BLOCKED_ATTENTION_MINUTES="60",
+        REVIEW_ATTENTION_MINUTES="120",
+    )
+    assert result.stdout.split() == ["60", "120"]
