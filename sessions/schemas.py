@@ -5,7 +5,7 @@ Every limit comes from `vocabulary`, so a request the schema admits is one the r
 accept, unless the stream's state refuses it (403, 404, 409).
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from ninja import Schema
@@ -156,8 +156,16 @@ AsOf = Annotated[
 
 
 def _aware(moment: datetime) -> datetime:
+    """A moment with a UTC offset, in UTC, in the years 2 to 9998 (so that a window of a
+    year either side of it is still a date)."""
     if moment.tzinfo is None:
         raise ValueError("must have a UTC offset (e.g. Z or +02:00)")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("must be in the years 2 to 9998") from None
+    if not 2 <= moment.year <= 9998:
+        raise ValueError("must be in the years 2 to 9998")
     return moment
 
 

@@ -173,3 +173,19 @@ def test_an_empty_metrics_window_is_refused(alice_client):
 @pytest.mark.django_db
 def test_an_as_of_moment_needs_a_utc_offset(alice_client, imported):
     assert alice_client.get("/api/sessions/quiet?at=2026-11-29T05:00:00").status_code == 400
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/api/sessions/quiet?at=0001-01-01T00:00:00%2B01:00",
+        "/api/plans/fanout?at=9999-12-31T23:00:00Z",
+        "/api/metrics?since=9999-12-31T12:00:00Z&until=9999-12-31T13:00:00Z",
+        "/api/metrics?until=0001-01-03T00:00:00Z",
+    ],
+)
+def test_moments_at_the_ends_of_the_calendar_are_refused_not_crashed(alice_client, query):
+    answer = alice_client.get(query)
+    assert answer.status_code == 400
+    assert "years 2 to 9998" in answer.json()["detail"]
