@@ -49,7 +49,7 @@ def database_board_data(now, threshold):
     """The same views from the database: every open session's, as `Show all` loads them."""
     from sessions import reading
 
-    ids = [session_id for session_id, _ in reading.board_rows(None, None, now)]
+    ids = [session_id for session_id, *_ in reading.board_rows(None, None, now)]
     return list(reading.session_views(ids, now, threshold).values())
 
 
