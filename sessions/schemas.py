@@ -148,9 +148,20 @@ class Thresholds(Schema):
     review_after: Minutes | None = Field(None, description="In review this long: needs attention.")
 
 
+def _iso_text(value: object) -> object:
+    """ISO 8601 text only: pydantic would also take a number as seconds since 1970."""
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 date and time, e.g. 2026-11-28T09:15:00Z")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date and time, e.g. 2026-11-28T09:15:00Z") from None
+
+
 AsOf = Annotated[
     datetime,
     Field(description="View it as it was at this moment (ISO 8601 with a UTC offset)."),
+    BeforeValidator(_iso_text),
     AfterValidator(lambda moment: _aware(moment)),
 ]
 

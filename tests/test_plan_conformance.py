@@ -189,3 +189,10 @@ def test_moments_at_the_ends_of_the_calendar_are_refused_not_crashed(alice_clien
     answer = alice_client.get(query)
     assert answer.status_code == 400
     assert "years 2 to 9998" in answer.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_a_number_is_not_a_moment(alice_client):
+    answer = alice_client.get("/api/metrics?until=0.5")
+    assert answer.status_code == 400
+    assert "ISO 8601" in answer.json()["detail"]
