@@ -16,6 +16,8 @@ if __name__ == "__main__":
         "board.py",
         "stream_length.py",
         "hand_sql.py",
+        "plans.py",
+        "time_attention.py",
     ):
         for engine in ("sqlite", "postgresql"):
             subprocess.run([sys.executable, str(HERE / script), engine, *sys.argv[1:]], check=True)
