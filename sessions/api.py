@@ -399,9 +399,9 @@ def create_plan(
 )
 def list_plans(request: HttpRequest, page: Query[schemas.PlanPage]):
     size, number = page.page_size, page.page
-    ids = reading.plan_ids()[(number - 1) * size : number * size + 1]
+    ids = reading.plan_ids(page.at)[(number - 1) * size : number * size + 1]
     has_next, ids = len(ids) > size, ids[:size]
-    items = [schemas.plan_json(view) for view in reading.plan_views(ids)]
+    items = [schemas.plan_json(view) for view in reading.plan_views(ids, page.at)]
     return JsonResponse(
         {"items": items, "next": next_page(request, "page", number + 1) if has_next else None}
     )

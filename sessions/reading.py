@@ -121,21 +121,25 @@ def plan_view(plan_id, at=None):
     return plans.plan_view(plan_id, events, sessions) if events else None
 
 
-def plan_ids():
-    """Every plan's id, the newest first."""
-    return store.plan_ids()
+def plan_ids(at=None):
+    """Every plan's id (that existed at `at`, if given), the newest first."""
+    return store.plan_ids(at)
 
 
-def plan_views(plan_ids=None):
-    """Views of the given plans (default: all, newest first), in that order."""
-    plan_ids = store.plan_ids() if plan_ids is None else list(plan_ids)
+def plan_views(plan_ids=None, at=None):
+    """Views of the given plans (default: all, newest first), in that order, as of `at`
+    if given (those that did not exist yet are left out)."""
+    plan_ids = store.plan_ids(at) if plan_ids is None else list(plan_ids)
     streams = store.read_streams(plan_ids)
     sessions = store.node_sessions_of(list(streams))
-    return [
-        plans.plan_view(plan_id, streams[plan_id], sessions.get(plan_id, []))
-        for plan_id in plan_ids
-        if plan_id in streams and streams[plan_id][0].type == vocabulary.PLAN_CREATE
-    ]
+    views = []
+    for plan_id in plan_ids:
+        events, found = streams.get(plan_id, []), sessions.get(plan_id, [])
+        if at is not None:
+            events, found = projections.as_of(events, at), plans.sessions_as_of(found, at)
+        if events and events[0].type == vocabulary.PLAN_CREATE:
+            views.append(plans.plan_view(plan_id, events, found))
+    return views
 
 
 def plan_nodes(plan_id):

@@ -251,6 +251,7 @@ class Claim(Schema):
 
 class PlanPage(Schema):
     model_config = _STRICT
+    at: AsOf | None = None
     page: Annotated[int, Field(ge=1, le=vocabulary.MAX_PAGE)] = 1
     page_size: Annotated[int, Field(ge=1, le=vocabulary.MAX_PLAN_PAGE_SIZE)] = (
         vocabulary.MAX_PLAN_PAGE_SIZE

@@ -464,13 +464,16 @@ def node_sessions(plan: str) -> list[NodeSession]:
     return node_sessions_of([plan]).get(plan, [])
 
 
-_PLANS_SQL = f"SELECT session FROM {TABLE} WHERE type = '{vocabulary.PLAN_CREATE}' ORDER BY id DESC"
+_PLANS_SQL = f"SELECT session FROM {TABLE} WHERE type = '{vocabulary.PLAN_CREATE}'"
 
 
-def plan_ids() -> list[str]:
-    """Every plan's id, the newest first."""
+def plan_ids(created_by: datetime | None = None) -> list[str]:
+    """Every plan's id (those created by `created_by`, if given), the newest first."""
+    sql, params = _PLANS_SQL, []
+    if created_by is not None:
+        sql, params = sql + " AND timestamp <= %s", [created_by]
     with connection.cursor() as cursor:
-        cursor.execute(_PLANS_SQL)
+        cursor.execute(sql + " ORDER BY id DESC", params)
         return [plan for (plan,) in cursor.fetchall()]
 
 

@@ -196,3 +196,15 @@ def test_a_number_is_not_a_moment(alice_client):
     answer = alice_client.get("/api/metrics?until=0.5")
     assert answer.status_code == 400
     assert "ISO 8601" in answer.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_the_list_of_plans_as_of_a_moment_holds_the_plans_of_then(alice_client, imported):
+    snapshot = v2_expected()["as_of"][0]
+    answer = alice_client.get(f"/api/plans?at={urllib.parse.quote(snapshot['at'])}")
+    assert answer.status_code == 200
+    plans = {plan["id"]: plan for plan in answer.json()["items"]}
+    assert set(plans) == set(snapshot["plans"])
+    for plan_id, want in snapshot["plans"].items():
+        assert {n["key"]: n["state"] for n in plans[plan_id]["nodes"]} == want["nodes"]
+        assert plans[plan_id]["ready"] == want["ready"]
