@@ -148,17 +148,11 @@ def actor_error(actor):
 
 
 def _id_list_error(value, what, limit):
-    if not isinstance(value, list) or not value:
-        return f"must be a non-empty list of {what}"
-    if len(value) > limit:
-        return f"may hold at most {limit} {what} (got {len(value)})"
-    for index, item in enumerate(value):
-        problem = session_id_error(item)
-        if problem:
-            return f"[{index}] {problem}"
-    if len(set(value)) != len(value):
+    """A list of ids, each once."""
+    problem = _list_error(value, session_id_error, what, limit)
+    if problem is None and len(set(value)) != len(value):
         return f"must not repeat {what}"
-    return None
+    return problem
 
 
 def _node_error(node):

@@ -98,6 +98,22 @@ def test_a_repeated_key_is_refused(client, auth):
 
 
 @pytest.mark.django_db
+def test_a_node_may_not_need_a_key_twice(client, auth):
+    nodes = [{"key": "a", "title": "A"}, {"key": "b", "title": "B", "needs": ["a", "a"]}]
+    answer = post(client, "/api/plans", {"title": "T", "nodes": nodes}, **auth)
+    assert answer.status_code == 400
+    assert "must not repeat keys" in answer.json()["fields"]["nodes"]
+
+
+@pytest.mark.django_db
+def test_an_amend_may_not_retire_a_key_twice(client, auth, plan):
+    body = {"type": "plan_amend", "retire": ["docs", "docs"]}
+    answer = post(client, "/api/plans/rel/events", body, **auth)
+    assert answer.status_code == 400
+    assert "must not repeat keys" in answer.json()["fields"]["retire"]
+
+
+@pytest.mark.django_db
 def test_an_amend_that_closes_a_cycle_is_refused_and_writes_nothing(client, auth, plan):
     body = {"type": "plan_amend", "needs": [{"node": "schema", "needs": "ui"}]}
     answer = post(client, "/api/plans/rel/events", body, **auth)
