@@ -233,6 +233,35 @@ def created_status(result, key_given: bool) -> int:
     return 200 if key_given and not result.created else 201
 
 
+def appended(
+    request: HttpRequest,
+    stream_id: str,
+    event_type: str,
+    fields: dict,
+    idempotency_key: str | None,
+    expected_seq: int | None = None,
+) -> tuple[object, int]:
+    """Append as the request's user, under its idempotency key (the client's, or one of
+    the server's): the `append.Appended` and the status to answer with."""
+    key, given = request_key(request, idempotency_key)
+    result = append_event(
+        stream_id,
+        event_type,
+        fields,
+        user=request.auth,
+        expected_seq=expected_seq,
+        idempotency_key=key,
+    )
+    return result, created_status(result, given)
+
+
+def one_page(rows, number: int, size: int) -> tuple[list, bool]:
+    """Page `number` of `rows` (a list or a queryset), and whether another follows: one
+    extra row tells, with no total count (counting would walk every history)."""
+    found = list(rows[(number - 1) * size : number * size + 1])
+    return found[:size], len(found) > size
+
+
 KEY_HEADER = Header(None, alias="Idempotency-Key")
 LOG_ANSWER = {
     "description": "One JSON object per line",
@@ -250,15 +279,11 @@ def start_session(
     body: schemas.StartSession,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    key, given = request_key(request, idempotency_key)
-    result = append_event(
-        body.id or new_session_id(),
-        vocabulary.START,
-        body.model_dump(exclude={"id"}),
-        user=request.auth,
-        idempotency_key=key,
+    fields = body.model_dump(exclude={"id"})
+    result, status = appended(
+        request, body.id or new_session_id(), vocabulary.START, fields, idempotency_key
     )
-    return JsonResponse(view_of(result.event.session), status=created_status(result, given))
+    return JsonResponse(view_of(result.event.session), status=status)
 
 
 @sessions.get(
@@ -278,13 +303,9 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
         now=now,
         limits=limits,
     )
-    # No total count: counting would walk every session's history; one extra row tells
-    # whether there is a next page.
-    size, number = filters.page_size, filters.page
-    ids = list(rows[(number - 1) * size : number * size + 1])
-    has_next, ids = len(ids) > size, ids[:size]
+    ids, has_next = one_page(rows, filters.page, filters.page_size)
     views = reading.session_views(ids, now, limits)
-    next_url = next_page(request, "page", number + 1) if has_next else None
+    next_url = next_page(request, "page", filters.page + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})
 
 
@@ -310,18 +331,12 @@ def append(
     body: schemas.AppendEvent,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    key, given = request_key(request, idempotency_key)
     fields = body.model_dump(exclude={"type", "expected_seq"})
-    result = append_event(
-        session_id,
-        body.type,
-        fields,
-        user=request.auth,
-        expected_seq=body.expected_seq,
-        idempotency_key=key,
+    result, status = appended(
+        request, session_id, body.type, fields, idempotency_key, body.expected_seq
     )
-    body = {"event": schemas.event_json(result.event), "session": view_of(session_id)}
-    return JsonResponse(body, status=created_status(result, given))
+    answer = {"event": schemas.event_json(result.event), "session": view_of(session_id)}
+    return JsonResponse(answer, status=status)
 
 
 @sessions.get(
@@ -383,28 +398,21 @@ def create_plan(
     body: schemas.CreatePlan,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    key, given = request_key(request, idempotency_key)
-    result = append_event(
-        body.id or new_session_id(),
-        vocabulary.PLAN_CREATE,
-        body.model_dump(exclude={"id"}),
-        user=request.auth,
-        idempotency_key=key,
+    fields = body.model_dump(exclude={"id"})
+    result, status = appended(
+        request, body.id or new_session_id(), vocabulary.PLAN_CREATE, fields, idempotency_key
     )
-    return JsonResponse(plan_of(result.event.session), status=created_status(result, given))
+    return JsonResponse(plan_of(result.event.session), status=status)
 
 
 @plans.get(
     "/plans", response={200: schemas.PlanList, **READ_ERRORS}, summary="List plans, newest first"
 )
 def list_plans(request: HttpRequest, page: Query[schemas.PlanPage]):
-    size, number = page.page_size, page.page
-    ids = reading.plan_ids(page.at)[(number - 1) * size : number * size + 1]
-    has_next, ids = len(ids) > size, ids[:size]
+    ids, has_next = one_page(reading.plan_ids(page.at), page.page, page.page_size)
     items = [schemas.plan_json(view) for view in reading.plan_views(ids, page.at)]
-    return JsonResponse(
-        {"items": items, "next": next_page(request, "page", number + 1) if has_next else None}
-    )
+    next_url = next_page(request, "page", page.page + 1) if has_next else None
+    return JsonResponse({"items": items, "next": next_url})
 
 
 @plans.get(
@@ -432,17 +440,12 @@ def amend_plan(
     body: schemas.AmendPlan,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    key, given = request_key(request, idempotency_key)
-    result = append_event(
-        plan_id,
-        body.type,
-        body.model_dump(exclude={"type", "expected_seq"}),
-        user=request.auth,
-        expected_seq=body.expected_seq,
-        idempotency_key=key,
+    fields = body.model_dump(exclude={"type", "expected_seq"})
+    result, status = appended(
+        request, plan_id, body.type, fields, idempotency_key, body.expected_seq
     )
     answer = {"event": schemas.event_json(result.event), "plan": plan_of(plan_id)}
-    return JsonResponse(answer, status=created_status(result, given))
+    return JsonResponse(answer, status=status)
 
 
 @plans.post(
