@@ -214,7 +214,7 @@ def session_context(request, session_id, failed_form=None, message=None):
     start = max(1, end - vocabulary.MAX_EVENTS_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": timeline(reading.events_page(session_id, start - 1, end - start + 1), end, view),
+        "events": timeline(reading.events_page(session_id, start - 1, end - start + 1), end),
         "earlier": start if start > 1 else None,
         "later": end + vocabulary.MAX_EVENTS_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),
@@ -223,7 +223,7 @@ def session_context(request, session_id, failed_form=None, message=None):
     }
 
 
-def timeline(events, end, view):
+def timeline(events, end):
     """The page's events before seq `end`, each with how long it lasted: until the next
     event (read with the page), the last one until now unless it closed the session."""
     rows = []
@@ -232,7 +232,7 @@ def timeline(events, end, view):
             break
         if following is not None:
             lasted = following.timestamp - event.timestamp
-        elif event.type != vocabulary.CLOSE and view.last_event_at is not None:
+        elif event.type != vocabulary.CLOSE:
             lasted = timezone.now() - event.timestamp
         else:
             lasted = None
@@ -292,20 +292,26 @@ def act(request, session_id, slug):
     if status == 403 and not request.htmx:
         return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
     if request.htmx:
-        # The fresh card (or page part), and the page's notice replaced out of band, so
-        # that a message outlives the board refresh that follows.
-        part = "sessions/_card.html" if on_card else "sessions/_session_main.html"
         context = {
             **session_context(request, session_id, failed),
             "on_card": on_card,
-            "part": part,
             "notice": message,
-            "notice_oob": True,
         }
-        response = render(request, "sessions/_acted.html", context, status=status)
     else:
         context = session_context(request, session_id, failed, message)
-        response = render(request, "sessions/session.html", context, status=status)
+    part = "sessions/_card.html" if on_card else "sessions/_session_main.html"
+    return acted(request, context, part, "sessions/session.html", status)
+
+
+def acted(request, context, part, page, status):
+    """What a form's post answers: for htmx, the fresh `part` and the page's notice
+    replaced out of band, so that a message outlives the refresh that follows; else the
+    whole `page`. A change (or a lost race) is announced to the page's other parts."""
+    if request.htmx:
+        context = {**context, "part": part, "notice_oob": True}
+        response = render(request, "sessions/_acted.html", context, status=status)
+    else:
+        response = render(request, page, context, status=status)
     if status in (200, 409):
         response["HX-Trigger"] = "sessions-changed"
     return response
@@ -404,17 +410,9 @@ def plan_page(request, plan_id):
 
 
 def plan_answer(request, plan_id, status, amend_form=None, message=None):
-    """The plan page after a start or an amend; for htmx, its main part and the page's
-    notice out of band (so that the notice outlives the refresh that follows)."""
+    """The plan page after a start or an amend."""
     context = plan_context(request, plan_id, amend_form, message)
-    if request.htmx:
-        context.update(part="sessions/_plan_main.html", notice_oob=True)
-        response = render(request, "sessions/_acted.html", context, status=status)
-    else:
-        response = render(request, "sessions/plan.html", context, status=status)
-    if status in (200, 409):
-        response["HX-Trigger"] = "sessions-changed"
-    return response
+    return acted(request, context, "sessions/_plan_main.html", "sessions/plan.html", status)
 
 
 @login_required
