@@ -114,11 +114,8 @@ def plan_view(plan_id, at=None):
     """The view of one plan (as of `at`), or None when there is no such plan (by then).
     Its cost follows its own stream and its nodes' starts and closes, not their
     sessions' lengths."""
-    events = plan_events(plan_id)
-    sessions = store.node_sessions(plan_id)
-    if at is not None:
-        events, sessions = projections.as_of(events, at), plans.sessions_as_of(sessions, at)
-    return plans.plan_view(plan_id, events, sessions) if events else None
+    views = plan_views([plan_id], at)
+    return views[0] if views else None
 
 
 def plan_ids(at=None):
