@@ -1,3 +1,4 @@
+import functools
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -40,6 +41,9 @@ class Command(BaseCommand):
         counts = {"imported": 0, "unchanged": 0, "valid": 0, "refused": 0}
         # Plans first: a session's start is checked against the plan and node it names.
         files.sort(key=lambda path: not is_plan_file(read_first_line(path)))
+        # Each plan's nodes are read once a run, not once per session naming it: every
+        # plan file is imported before the first session file, so none changes after.
+        self.plan_nodes = functools.cache(plan_nodes)
         for number, path in enumerate(files, start=1):
             outcome = self.import_file(path, dry_run)
             counts[outcome] += 1
@@ -54,7 +58,7 @@ class Command(BaseCommand):
 
     def import_file(self, path, dry_run):
         try:
-            session_id, records = decode_log(path.name, path.read_bytes(), plan_nodes)
+            session_id, records = decode_log(path.name, path.read_bytes(), self.plan_nodes)
             if dry_run:
                 return "valid"
             return "imported" if import_stream(session_id, records) else "unchanged"
