@@ -256,8 +256,13 @@ def overdue(current, since, now, thresholds):
     """The attention a session in status `current` since `since` needs at `now`: when
     the interval is longer than its threshold (strictly), else None. `since` is the
     last event for active and in review, the run's first block for blocked."""
-    kind, limit = ATTENTION_OF[current]
-    return Attention(kind, since) if now - since > getattr(thresholds, limit) else None
+    kind = ATTENTION_OF[current][0]
+    return Attention(kind, since) if now - since > threshold_of(current, thresholds) else None
+
+
+def threshold_of(current, thresholds):
+    """How long a session may stay in status `current` before it needs attention."""
+    return getattr(thresholds, ATTENTION_OF[current][1])
 
 
 def _blocked_since(events):

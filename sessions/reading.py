@@ -268,8 +268,8 @@ def needing_attention(rows, now, limits):
         since = run_starts.get(session_id, last_at) if status == vocabulary.BLOCKED else last_at
         reason = projections.overdue(status, since, now, limits)
         if reason is not None:
-            limit = getattr(limits, projections.ATTENTION_OF[status][1])
-            found.append((now - reason.since - limit, session_id, reason))
+            late = now - reason.since - projections.threshold_of(status, limits)
+            found.append((late, session_id, reason))
     found.sort(key=lambda item: (-item[0].total_seconds(), item[1]))
     return [(session_id, reason) for _, session_id, reason in found]
 
