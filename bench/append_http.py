@@ -55,6 +55,17 @@ def exchange(request):
     return int(head.split(b" ", 2)[1]), body
 
 
+def timed_exchange(request):
+    """`exchange`, timed: (milliseconds, status, body), or None when the connection
+    failed."""
+    begin = time.perf_counter()
+    try:
+        status, body = exchange(request)
+    except (OSError, ValueError, IndexError):
+        return None
+    return (time.perf_counter() - begin) * 1000, status, body
+
+
 def append_request(token, session_id, event):
     body = json.dumps(event).encode()
     head = (
@@ -75,14 +86,12 @@ def client_run(token, sessions, count):
             if turn % 2 == 0
             else {"type": "session_unblock"}
         )
-        request = append_request(token, session_id, event)
-        begin = time.perf_counter()
-        try:
-            status, body = exchange(request)
-        except (OSError, ValueError, IndexError):
+        answer = timed_exchange(append_request(token, session_id, event))
+        if answer is None:
             errors += 1
             continue
-        latencies.append((time.perf_counter() - begin) * 1000)
+        milliseconds, status, body = answer
+        latencies.append(milliseconds)
         if status == 201:
             acknowledged.append((session_id, json.loads(body)["event"]["seq"]))
         else:

@@ -17,8 +17,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from append_http import exchange, start_server
 from append_http import run as run_appends
+from append_http import start_server, timed_exchange
 from common import (
     T0,
     percentile,
@@ -46,13 +46,12 @@ def agent(token, plan_id):
     latencies, claimed, errors = [], [], 0
     request = claim_request(token, plan_id)
     while True:
-        begin = time.perf_counter()
-        try:
-            status, body = exchange(request)
-        except (OSError, ValueError, IndexError):
+        answer = timed_exchange(request)
+        if answer is None:
             errors += 1
             continue
-        latencies.append((time.perf_counter() - begin) * 1000)
+        milliseconds, status, body = answer
+        latencies.append(milliseconds)
         if status == 201:
             claimed.append(json.loads(body)["node"])
         elif status == 409 and json.loads(body)["error"] == "nothing_ready":
