@@ -56,8 +56,11 @@ def project(session_id, events, now=None, limits=None, blocker_count=None, time_
 WHOLE_STREAM_LIMIT = 100
 
 
-def session_views(session_ids, now=None, limits=None):
-    """Views of the given sessions that exist, keyed by id."""
+def session_views(session_ids, now=None, limits=None, at=None):
+    """Views of the given sessions that exist, keyed by id; as of `at`, if given, those
+    that existed then, as they were."""
+    if at is not None:
+        return _views_as_of(session_ids, at, limits)
     now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
     short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
@@ -186,25 +189,32 @@ _CANDIDATES = (
 )
 
 
-def board_rows(owner, text, closed_since):
+def board_rows(owner, text, closed_since, at=None):
     """(session id, status, last event's time) of every open session and of those closed
-    since `closed_since`, newest activity first.
+    since `closed_since`, newest activity first; as the board was at `at`, if given.
 
     Only the sessions that may qualify are looked at (`open_sessions`), never the whole
     closed history. The status is read off each session's last event in SQL, by the same
     rule as `projections.status` (the last transition wins), so that only the cards shown
     need their events loaded.
     """
+    if at is not None:
+        return _board_rows_as_of(owner, text, at, closed_since)
     held, watermark = open_sessions.below_watermark()
     candidates = _CANDIDATES.format(held=store.json_array_rows())
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
+    rows = starts(owner, text).extra(
+        where=[candidates, _NOT_CLOSED_BEFORE],
+        params=[json.dumps(list(held)), watermark, closed_since, watermark, closed_since],
+    )
+    return _status_rows(rows, last)
+
+
+def _status_rows(start_rows, last):
+    """Start rows with their stream's last event (`last`, newest first, correlated on
+    the session) as (session id, status, last event's time), newest activity first."""
     rows = (
-        starts(owner, text)
-        .extra(
-            where=[candidates, _NOT_CLOSED_BEFORE],
-            params=[json.dumps(list(held)), watermark, closed_since, watermark, closed_since],
-        )
-        .annotate(
+        start_rows.annotate(
             last_type=Subquery(last.values("type")[:1]),
             last_at=Subquery(last.values("timestamp")[:1]),
         )
@@ -217,7 +227,7 @@ def board_rows(owner, text, closed_since):
     ]
 
 
-def board_rows_as_of(owner, text, at, closed_since):
+def _board_rows_as_of(owner, text, at, closed_since):
     """`board_rows` as the board was at `at`: the sessions started by then and not closed
     before `closed_since`, each with its status and last event as of `at`. History is
     never rewritten, so this is exact; it reads every session started by `at` that was
@@ -226,24 +236,11 @@ def board_rows_as_of(owner, text, at, closed_since):
     closed_earlier = Event.objects.filter(
         session=OuterRef("session"), type=vocabulary.CLOSE, timestamp__lt=closed_since
     )
-    rows = (
-        starts(owner, text)
-        .filter(timestamp__lte=at)
-        .exclude(Exists(closed_earlier))
-        .annotate(
-            last_type=Subquery(as_of.values("type")[:1]),
-            last_at=Subquery(as_of.values("timestamp")[:1]),
-        )
-        .order_by("-last_at", "session")
-        .values_list("session", "last_type", "last_at")
-    )
-    return [
-        (session_id, vocabulary.STATUS_AFTER[kind], store.aware_utc(last_at))
-        for session_id, kind, last_at in rows
-    ]
+    rows = starts(owner, text).filter(timestamp__lte=at).exclude(Exists(closed_earlier))
+    return _status_rows(rows, as_of)
 
 
-def session_views_as_of(session_ids, at, limits=None):
+def _views_as_of(session_ids, at, limits):
     """Views of the given sessions as they were at `at` (computed at `now = at`)."""
     streams = defaultdict(list)
     for record in Event.objects.filter(session__in=list(session_ids), timestamp__lte=at).records():

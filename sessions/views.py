@@ -112,10 +112,7 @@ def board_context(request, start_form=None):
     now = at or timezone.now()
     since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
     version = page_version()
-    if at is None:
-        rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since)
-    else:
-        rows = reading.board_rows_as_of(filters["owner"] or None, filters["q"] or None, at, since)
+    rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
@@ -123,22 +120,15 @@ def board_context(request, start_form=None):
     shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
     limits = reading.thresholds()
     overdue = reading.needing_attention(rows, now, limits)
-    strip = [session_id for session_id, _ in overdue[: settings.ATTENTION_LINES]]
-    if at is None:
-        views = reading.session_views({*shown, *strip}, now, limits)
-    else:
-        views = reading.session_views_as_of({*shown, *strip}, at, limits)
+    strip = overdue[: settings.ATTENTION_LINES]
+    views = reading.session_views({*shown, *(i for i, _ in strip)}, now, limits, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
     query = request.GET.copy()
     query.pop("since", None)
     show_all_query = query.copy()
     show_all_query["all"] = "1"
     return {
-        "attention": [
-            (views[session_id], reason)
-            for session_id, reason in overdue[: settings.ATTENTION_LINES]
-            if session_id in views
-        ],
+        "attention": [(views[i], reason) for i, reason in strip if i in views],
         "attention_more": max(len(overdue) - settings.ATTENTION_LINES, 0),
         "columns": [
             {
@@ -374,10 +364,7 @@ def plan_context(request, plan_id, amend_form=None, message=None):
     if view is None:
         raise Http404(f"There is no plan {plan_id!r}" + (" yet at that moment." if at else "."))
     running = [node.session for node in view.nodes if node.session]
-    if at is None:
-        sessions = reading.session_views(running)
-    else:
-        sessions = reading.session_views_as_of(running, at)
+    sessions = reading.session_views(running, at=at)
     return {
         "plan": view,
         "at": at,
