@@ -1,5 +1,6 @@
 """The board, the session page and their forms. Requests append; pages are projections."""
 
+import functools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
@@ -89,20 +90,33 @@ def board_filters(request):
 
 
 def as_of_moment(request):
-    """The moment a page is asked for as of (`?at=`, ISO 8601; without an offset, UTC),
-    or None for now. A moment that cannot be read is a 400 for the page."""
+    """The moment a page is asked for as of (`?at=`, ISO 8601; without an offset, UTC,
+    as a date and time input sends it), or None for now. The API's rule for a moment
+    (`schemas.moment`); one it refuses is a `BadMoment`."""
     text = request.GET.get("at", "").strip()
     if not text:
         return None
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise BadMoment(f"{text!r} is not a date and time (e.g. 2026-11-28T09:15).") from None
-    return moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(UTC)
+        return schemas.moment(text, naive_is_utc=True)
+    except ValueError as exc:
+        raise BadMoment(f"The moment {text!r} {exc}.") from None
 
 
 class BadMoment(ValueError):
     pass
+
+
+def answers_bad_moments(view):
+    """A page asked for as of a moment it cannot read answers 400, saying why."""
+
+    @functools.wraps(view)
+    def page(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except BadMoment as exc:
+            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+
+    return page
 
 
 def board_context(request, start_form=None):
@@ -153,13 +167,11 @@ def board_context(request, start_form=None):
 
 @login_required
 @require_safe
+@answers_bad_moments
 def board(request):
     if unchanged_poll(request):
         return HttpResponse(status=204)
-    try:
-        context = board_context(request)
-    except BadMoment as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    context = board_context(request)
     if request.htmx:
         return render(request, "sessions/_columns.html", context)
     return render(request, "sessions/board.html", context)
@@ -384,13 +396,11 @@ def plan_context(request, plan_id, amend_form=None, message=None):
 
 @login_required
 @require_safe
+@answers_bad_moments
 def plan_page(request, plan_id):
     if unchanged_poll(request):
         return HttpResponse(status=204)
-    try:
-        context = plan_context(request, plan_id)
-    except BadMoment as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    context = plan_context(request, plan_id)
     if request.htmx:
         return render(request, "sessions/_plan_main.html", context)
     return render(request, "sessions/plan.html", context)

@@ -94,3 +94,11 @@ def test_a_plan_as_of_a_moment_shows_its_nodes_as_they_were(alice_client, v2):
 
 def test_a_moment_that_cannot_be_read_is_a_400(alice_client):
     assert alice_client.get("/?at=yesterday").status_code == 400
+
+
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00%2B01:00", "9999-12-31T23:59:59"])
+def test_a_moment_at_the_ends_of_the_calendar_is_a_400_on_the_pages(alice_client, at):
+    for path in ("/", "/plans/any/"):
+        answer = alice_client.get(f"{path}?at={at}")
+        assert answer.status_code == 400
+        assert "years 2 to 9998" in answer.content.decode()
