@@ -88,6 +88,14 @@ def may_act(user, session_owner: str | None) -> bool:
     return user.get_username() == session_owner or user.has_perm(ACT_ON_ANY_SESSION)
 
 
+def _key_errors(idempotency_key: str | None) -> dict[str, str]:
+    """What is wrong with an idempotency key (none when absent)."""
+    if idempotency_key is None:
+        return {}
+    problem = vocabulary.text_error(idempotency_key, vocabulary.IDEMPOTENCY_KEY_MAX)
+    return {"idempotency_key": problem} if problem else {}
+
+
 def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key):
     errors = {}
     problem = vocabulary.session_id_error(session_id)
@@ -98,10 +106,7 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
         isinstance(expected_seq, bool) or not isinstance(expected_seq, int) or expected_seq < 0
     ):
         errors["expected_seq"] = "must be a whole number of at least 0"
-    if idempotency_key is not None:
-        problem = vocabulary.text_error(idempotency_key, vocabulary.IDEMPOTENCY_KEY_MAX)
-        if problem:
-            errors["idempotency_key"] = problem
+    errors.update(_key_errors(idempotency_key))
     if errors:
         raise InvalidEvent(errors)
 
@@ -285,10 +290,8 @@ def claim_next(
     one plan take turns holding it, so each gets a different node, or `nothing_ready`.
     A repeated `idempotency_key` of the same actor on the same plan returns the start it
     first made."""
-    if idempotency_key is not None:
-        problem = vocabulary.text_error(idempotency_key, vocabulary.IDEMPOTENCY_KEY_MAX)
-        if problem:
-            raise InvalidEvent({"idempotency_key": problem})
+    if errors := _key_errors(idempotency_key):
+        raise InvalidEvent(errors)
     if not user.is_authenticated:
         raise Forbidden("Sign in to claim work.")
     session_id = new_session_id()

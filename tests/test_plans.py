@@ -367,6 +367,16 @@ def test_a_repeated_claim_key_returns_the_first_claim(client, auth, plan):
 
 
 @pytest.mark.django_db
+def test_a_claim_refuses_a_key_it_could_not_store(alice, plan):
+    from sessions.append import InvalidEvent, claim_next
+
+    with pytest.raises(InvalidEvent) as refused:
+        claim_next("rel", user=alice, idempotency_key="k" * 256)
+    assert "idempotency_key" in refused.value.errors
+    assert not Event.objects.filter(type=START).exists()
+
+
+@pytest.mark.django_db
 def test_a_claim_on_no_such_plan_is_not_found(client, auth):
     assert post(client, "/api/plans/nope/claim", {}, **auth).status_code == 404
 
