@@ -12,7 +12,6 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -317,23 +316,9 @@ def listing(owner=None, text=None, status=None, stale=None, attention=None, now=
 
 # Metrics ------------------------------------------------------------------------------
 
-_ALIVE_IN_WINDOW = (
-    f"SELECT s.session FROM tower_event s WHERE s.type = '{vocabulary.START}'"
-    " AND s.timestamp < %s AND NOT EXISTS (SELECT 1 FROM tower_event c"
-    f" WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}' AND c.timestamp < %s)"
-)
-_CLOSED_BEFORE = (
-    f"SELECT COUNT(*) FROM tower_event WHERE type = '{vocabulary.CLOSE}' AND timestamp < %s"
-)
-
 
 def metrics(since, until):
     """The flow metrics of `[since, until)`: the streams of the sessions open at some
     moment of the window or closed in it, and a count of those closed before it."""
-    with connection.cursor() as cursor:
-        cursor.execute(_ALIVE_IN_WINDOW, [until, since])
-        alive = [session for (session,) in cursor.fetchall()]
-        cursor.execute(_CLOSED_BEFORE, [since])
-        [(closed_before,)] = cursor.fetchall()
-    streams = store.read_streams(alive)
-    return flow_metrics.metrics(streams.values(), since, until, closed_before)
+    streams = store.read_streams(store.sessions_alive(since, until))
+    return flow_metrics.metrics(streams.values(), since, until, store.closed_before(since))

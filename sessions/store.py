@@ -477,6 +477,32 @@ def plan_ids(created_by: datetime | None = None) -> list[str]:
         return [plan for (plan,) in cursor.fetchall()]
 
 
+# Metrics ------------------------------------------------------------------------------
+
+_ALIVE = (
+    f"SELECT s.session FROM {TABLE} s WHERE s.type = '{vocabulary.START}'"
+    f" AND s.timestamp < %s AND NOT EXISTS (SELECT 1 FROM {TABLE} c"
+    f" WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}' AND c.timestamp < %s)"
+)
+_CLOSED_BEFORE = (
+    f"SELECT COUNT(*) FROM {TABLE} WHERE type = '{vocabulary.CLOSE}' AND timestamp < %s"
+)
+
+
+def sessions_alive(since: datetime, until: datetime) -> list[str]:
+    """The sessions open at some moment of `[since, until)` or closed in it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ALIVE, [until, since])
+        return [session for (session,) in cursor.fetchall()]
+
+
+def closed_before(moment: datetime) -> int:
+    """How many sessions were closed before `moment`."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CLOSED_BEFORE, [moment])
+        return cursor.fetchone()[0]
+
+
 def read_streams(streams: Sequence[str]) -> dict[str, list[EventRecord]]:
     """Whole streams, each in stream order, keyed by id (those that exist)."""
     found: dict[str, list[EventRecord]] = {}
