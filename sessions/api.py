@@ -302,9 +302,10 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
         attention=filters.attention,
         now=now,
         limits=limits,
+        at=filters.at,
     )
     ids, has_next = one_page(rows, filters.page, filters.page_size)
-    views = reading.session_views(ids, now, limits)
+    views = reading.session_views(ids, now, limits, filters.at)
     next_url = next_page(request, "page", filters.page + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})
 

@@ -270,7 +270,9 @@ def needing_attention(rows, now, limits):
     return [(session_id, reason) for _, session_id, reason in found]
 
 
-def listing(owner=None, text=None, status=None, stale=None, attention=None, now=None, limits=None):
+def listing(
+    owner=None, text=None, status=None, stale=None, attention=None, now=None, limits=None, at=None
+):
     """Session ids, newest activity first, narrowed as asked (a queryset to slice).
 
     Walks events newest first and keeps each session's last one (no later event in its
@@ -278,13 +280,15 @@ def listing(owner=None, text=None, status=None, stale=None, attention=None, now=
     event also gives the status filter (the last transition wins), the stale filter and
     the attention filter. `stale` and `attention` (True or False) keep the sessions that
     are, or are not, stale or in need of attention at `now` with `limits`, by the rules
-    of `projections.is_stale` and `projections.attention`.
+    of `projections.is_stale` and `projections.attention`. As of `at`, the same over the
+    events that had happened by then, with `now = at`.
     """
-    now = timezone.now() if now is None else now
+    now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
-    later = Event.objects.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
+    happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
+    later = happened.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
     # Session streams only: a plan's last event is a plan event.
-    tails = Event.objects.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
+    tails = happened.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
     if owner or text:
         tails = tails.filter(session__in=starts(owner, text).values("session"))
     if status is not None:
@@ -295,7 +299,7 @@ def listing(owner=None, text=None, status=None, stale=None, attention=None, now=
     if attention is not None:
         # Blocked since the first block after the last unblock (the run's start).
         last_unblock = (
-            Event.objects.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
+            happened.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
             .order_by("-seq")
             .values("seq")[:1]
         )

@@ -274,6 +274,7 @@ class SessionFilters(Thresholds):
     attention: bool | None = Field(
         None, description="true: only the sessions that need a person now (see `attention`)."
     )
+    at: AsOf | None = None
 
 
 class EventPage(Schema):

@@ -154,6 +154,37 @@ def test_v2_snapshots_read_through_the_api_as_of_their_moment(api, alice, token_
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_session_list_as_of_a_snapshot_holds_the_sessions_of_then(
+    api, alice, token_for, imported
+):
+    token = token_for(alice)
+    for snapshot in v2_expected()["as_of"]:
+        query = thresholds_query(snapshot["at"])
+        answer = api("GET", f"/api/sessions?{query}&page_size=200", token=token)
+        assert answer.status == 200
+        listed = {view["id"]: view for view in answer.json()["items"]}
+        assert set(listed) == set(snapshot["sessions"]), snapshot["at"]
+        for session_id, want in snapshot["sessions"].items():
+            assert {k: listed[session_id][k] for k in want} == want, (snapshot["at"], session_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_session_list_as_of_a_snapshot_filters_by_the_status_and_attention_of_then(
+    api, alice, token_for, imported
+):
+    token = token_for(alice)
+    for snapshot in v2_expected()["as_of"]:
+        query = thresholds_query(snapshot["at"])
+        for status in ("active", "blocked", "in_review", "closed"):
+            answer = api("GET", f"/api/sessions?{query}&status={status}", token=token)
+            want = {i for i, v in snapshot["sessions"].items() if v.get("status") == status}
+            assert {view["id"] for view in answer.json()["items"]} == want, (snapshot["at"], status)
+        answer = api("GET", f"/api/sessions?{query}&attention=true", token=token)
+        want = {i for i, v in snapshot["sessions"].items() if v.get("attention")}
+        assert {view["id"] for view in answer.json()["items"]} == want, snapshot["at"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_v2_metrics_read_through_the_api(api, alice, token_for, imported):
     token = token_for(alice)
     for window in v2_expected()["metrics"]:
