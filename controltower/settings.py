@@ -168,6 +168,9 @@ STALE_AFTER_MINUTES = env_int("STALE_AFTER_MINUTES", 30)
 BLOCKED_ATTENTION_MINUTES = env_int("BLOCKED_ATTENTION_MINUTES", 240)
 REVIEW_ATTENTION_MINUTES = env_int("REVIEW_ATTENTION_MINUTES", 1440)
 ATTENTION_LINES = 20  # the board's Needs attention strip shows the most overdue
+# Board loads closer together than this are one visit: "since you last looked" marks
+# the cards changed since the end of the viewer's previous visit.
+VISIT_GAP_MINUTES = env_int("VISIT_GAP_MINUTES", 30)
 POLL_SECONDS = env_int("POLL_SECONDS", 5)
 # How long a closed session stays in the board's (folded) Closed column.
 RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)

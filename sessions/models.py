@@ -174,3 +174,19 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…) of {self.user}"
+
+
+class BoardVisit(models.Model):
+    """When a person last looked at the board: a viewer's preference, not a fact about
+    sessions, so it lives here, outside the event table, and is overwritten freely."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    # The last time the board was loaded for them.
+    seen_at = models.DateTimeField()
+    # Cards with events after this moment are marked: the end of their previous visit.
+    marks_since = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.user} saw the board at {self.seen_at:%Y-%m-%d %H:%M}"

@@ -14,7 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_POST, require_safe
 
-from . import api, charts, drawing, plans, reading, schemas, vocabulary
+from . import api, charts, drawing, plans, reading, schemas, visits, vocabulary
 from . import metrics as flow_metrics
 from .append import (
     Conflict,
@@ -47,21 +47,24 @@ class Card:
     view: object
     actions: list = field(default_factory=list)  # (Action, failed ActionForm or None)
     message: str | None = None
+    changed: bool = False  # events since the viewer last looked (`visits`)
 
     @property
     def status_label(self):
         return vocabulary.STATUS_LABELS.get(self.view.status, "")
 
 
-def make_card(view, user, failed_form=None, message=None):
-    """`user` None: a read-only card (the board as of a past moment)."""
+def make_card(view, user, failed_form=None, message=None, marks_since=None):
+    """`user` None: a read-only card (the board as of a past moment). A session with
+    events after `marks_since` is marked as changed."""
     actions = []
     if user is not None and may_act(user, view.owner):
         for action in ACTIONS.values():
             if not vocabulary.transition_error(action.event_type, view.status):
                 failed = failed_form if failed_form and failed_form.action == action else None
                 actions.append((action, failed))
-    return Card(view, actions, message)
+    changed = marks_since is not None and view.last_event_at > marks_since
+    return Card(view, actions, message, changed)
 
 
 def add_errors(form, refusal):
@@ -119,11 +122,19 @@ def answers_bad_moments(view):
     return page
 
 
-def board_context(request, start_form=None):
+def board_context(request, start_form=None, looking=False):
+    """`looking`: the viewer loads the page (not a poll or a re-shown form), which
+    records their visit for "since you last looked"."""
     filters = board_filters(request)
     show_all = request.GET.get("all") == "1"
     at = as_of_moment(request)
     now = at or timezone.now()
+    if at is not None:  # the past has nothing new to mark
+        marks_since = None
+    elif looking:
+        marks_since = visits.look(request.user, now)
+    else:
+        marks_since = visits.marks_since(request.user)
     since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
     version = page_version()
     rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
@@ -137,6 +148,19 @@ def board_context(request, start_form=None):
     strip = overdue[: settings.ATTENTION_LINES]
     views = reading.session_views({*shown, *(i for i, _ in strip)}, now, limits, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
+    columns = [
+        {
+            "status": status,
+            "label": vocabulary.STATUS_LABELS[status],
+            "count": len(ids),
+            "cards": [
+                make_card(views[i], viewer, marks_since=marks_since)
+                for i in ids[:limit]
+                if i in views
+            ],
+        }
+        for status, ids in by_status.items()
+    ]
     query = request.GET.copy()
     query.pop("since", None)
     show_all_query = query.copy()
@@ -144,15 +168,9 @@ def board_context(request, start_form=None):
     return {
         "attention": [(views[i], reason) for i, reason in strip if i in views],
         "attention_more": max(len(overdue) - settings.ATTENTION_LINES, 0),
-        "columns": [
-            {
-                "status": status,
-                "label": vocabulary.STATUS_LABELS[status],
-                "count": len(ids),
-                "cards": [make_card(views[i], viewer) for i in ids[:limit] if i in views],
-            }
-            for status, ids in by_status.items()
-        ],
+        "columns": columns,
+        "marks_since": marks_since,
+        "changed_count": sum(card.changed for column in columns for card in column["cards"]),
         "filters": filters,
         "query": query.urlencode(),
         "show_all_query": show_all_query.urlencode(),
@@ -171,7 +189,7 @@ def board_context(request, start_form=None):
 def board(request):
     if unchanged_poll(request):
         return HttpResponse(status=204)
-    context = board_context(request)
+    context = board_context(request, looking=not request.htmx)
     if request.htmx:
         return render(request, "sessions/_columns.html", context)
     return render(request, "sessions/board.html", context)

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from sessions import visits
 from sessions.append import append_event
 from sessions.vocabulary import BLOCK, START
 from tests.browser.conftest import ARTIFACTS
@@ -43,6 +44,19 @@ def test_the_strip_refreshes_when_the_session_is_unblocked(page_as, alice, stuck
     expect(page.locator(".attention-lines li")).to_have_count(1)
     append_event(stuck, "session_unblock", {}, user=alice)
     expect(page.locator(".attention .empty")).to_have_text("Nothing is overdue.")
+
+
+def test_cards_changed_since_the_last_visit_are_marked(page_as, alice, bob, stuck):
+    two_hours_ago = timezone.now() - timedelta(hours=2)
+    append_event("quiet", START, {"title": "Quiet work"}, user=bob, now=two_hours_ago)
+    visits.look(alice, timezone.now() - timedelta(hours=1))
+    append_event(stuck, "session_unblock", {}, user=alice)
+    page = page_as(alice, "/")
+    expect(page.locator(".card", has_text="Migrate billing").locator(".badge.new")).to_be_visible()
+    expect(page.locator(".card", has_text="Quiet work").locator(".badge.new")).to_have_count(0)
+    expect(page.locator(".since-last-looked")).to_contain_text("1 session marked new changed")
+    append_event("quiet", BLOCK, {"reason": "waiting"}, user=bob)  # seen by the next poll
+    expect(page.locator(".card", has_text="Quiet work").locator(".badge.new")).to_be_visible()
 
 
 def test_the_session_page_shows_a_bar_of_time_per_status_and_durations(page_as, alice, stuck):
