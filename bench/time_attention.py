@@ -39,19 +39,49 @@ def boards(engine):
     def get(path):
         assert client.get(path).status_code == 200
 
-    live = [timed(lambda: get("/"), repeat=9)[0] for _ in range(RUNS)]
-    as_of = [timed(lambda: get(f"/?at={at}"), repeat=9)[0] for _ in range(RUNS)]
+    from django.utils import timezone
+
+    from sessions import reading
+
+    finds_overdue = reading.needing_attention
+
+    def without_strip(path):
+        # The same page with the strip's work left out: nothing found overdue.
+        reading.needing_attention = lambda rows, now, limits: []
+        try:
+            get(path)
+        finally:
+            reading.needing_attention = finds_overdue
+
+    live, bare, as_of = [], [], []
+    for _ in range(RUNS):  # interleaved, so drift hits all three alike
+        live.append(timed(lambda: get("/"), repeat=9)[0])
+        bare.append(timed(lambda: without_strip("/"), repeat=9)[0])
+        as_of.append(timed(lambda: get(f"/?at={at}"), repeat=9)[0])
+    now = timezone.now()
+    rows = reading.board_rows(None, None, now - timedelta(hours=24))
+    overdue = len(finds_overdue(rows, now, reading.thresholds()))
     report(
-        f"The board at 1,000 open sessions, live and as of a moment ({engine})",
+        f"The board at 1,000 open sessions ({overdue} overdue), live, without the Needs"
+        f" attention strip's work, and as of a moment ({engine})",
         [
             (
                 engine,
                 spread(live),
+                spread(bare),
+                f"{statistics.median(live) / statistics.median(bare) - 1:+.0%}",
                 spread(as_of),
                 f"{statistics.median(as_of) / statistics.median(live):.2f}",
             )
         ],
-        ["database", "live board", "as-of board", "as-of ÷ live"],
+        [
+            "database",
+            "live board",
+            "without the strip",
+            "strip adds",
+            "as-of board",
+            "as-of ÷ live",
+        ],
     )
 
 

@@ -397,40 +397,48 @@ def json_array_rows() -> str:
     return JSON_ARRAY_ROWS[connection.vendor]
 
 
-# Each stream's last seq, one index probe per stream.
-_LENGTHS = {
-    "sqlite": f"SELECT value, (SELECT MAX(seq) FROM {TABLE} WHERE session = value)"
-    " FROM json_each(%s)",
-    "postgresql": f"SELECT s, (SELECT MAX(seq) FROM {TABLE} WHERE session = s)"
-    " FROM jsonb_array_elements_text(%s::jsonb) AS s",
+# The given streams (a JSON array parameter) as rows of one column, `s.value`.
+_EACH_STREAM = {
+    "sqlite": "json_each(%s) AS s",
+    "postgresql": "jsonb_array_elements_text(%s::jsonb) AS s(value)",
 }
 
+# Each stream's last seq, one index probe per stream.
+_LENGTHS = f"SELECT s.value, (SELECT MAX(seq) FROM {TABLE} WHERE session = s.value) FROM {{each}}"
 
+# Each stream's first block after its last unblock: two index probes per stream, however
+# many blocks it holds (seq order is time order within a stream).
 _RUN_STARTS = (
-    f"SELECT b.session, MIN(b.timestamp) FROM {TABLE} b WHERE b.type = '{vocabulary.BLOCK}'"
-    " AND b.session IN ({streams}) AND b.seq > COALESCE((SELECT MAX(u.seq) FROM"
-    f" {TABLE} u WHERE u.session = b.session AND u.type = '{vocabulary.UNBLOCK}'), 0)"
-    " GROUP BY b.session"
+    f"SELECT s.value, (SELECT b.timestamp FROM {TABLE} b WHERE b.session = s.value"
+    f" AND b.type = '{vocabulary.BLOCK}' AND b.seq > COALESCE((SELECT MAX(u.seq)"
+    f" FROM {TABLE} u WHERE u.session = s.value AND u.type = '{vocabulary.UNBLOCK}'), 0)"
+    " ORDER BY b.seq LIMIT 1) FROM {each}"
 )
+
+
+def _per_stream(sql: str, streams: Sequence[str]) -> list[tuple]:
+    """Rows of `sql`, which reads the given streams from `{each}`."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql.format(each=_EACH_STREAM[connection.vendor]), [json.dumps(list(streams))]
+        )
+        return cursor.fetchall()
 
 
 def blocked_run_starts(streams: Sequence[str]) -> dict[str, datetime]:
     """For each of `streams`, its first block after its last unblock (where its current
     blocked run began), if any."""
-    with connection.cursor() as cursor:
-        cursor.execute(_RUN_STARTS.format(streams=json_array_rows()), [json.dumps(list(streams))])
-        # SQLite gives an aggregate's timestamp as text (it has no declared type).
-        return {
-            stream: aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
-            for stream, moment in cursor.fetchall()
-        }
+    # SQLite may give a subquery's timestamp as text.
+    return {
+        stream: aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
+        for stream, moment in _per_stream(_RUN_STARTS, streams)
+        if moment is not None
+    }
 
 
 def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
     """How many events each of `streams` holds (those that exist)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_LENGTHS[connection.vendor], [json.dumps(list(streams))])
-        return {stream: length for stream, length in cursor.fetchall() if length}
+    return {stream: length for stream, length in _per_stream(_LENGTHS, streams) if length}
 
 
 # Plans -------------------------------------------------------------------------------

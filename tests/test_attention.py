@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions import reading
+from sessions import reading, store
 from sessions.append import append_event
-from sessions.vocabulary import BLOCK, REVIEW, START
+from sessions.vocabulary import BLOCK, REVIEW, START, UNBLOCK
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +102,15 @@ def test_a_moment_at_the_ends_of_the_calendar_is_a_400_on_the_pages(alice_client
         answer = alice_client.get(f"{path}?at={at}")
         assert answer.status_code == 400
         assert "years 2 to 9998" in answer.content.decode()
+
+
+def test_a_blocked_run_starts_at_the_first_block_after_the_last_unblock(alice):
+    now = timezone.now()
+    started("again", alice, now - timedelta(hours=20))
+    for kind, hours in ((BLOCK, 19), (UNBLOCK, 18), (BLOCK, 9), (BLOCK, 2)):
+        fields = {"reason": "waiting"} if kind == BLOCK else {}
+        append_event("again", kind, fields, user=alice, now=now - timedelta(hours=hours))
+    started("never-blocked", alice, now - timedelta(hours=1))
+    assert store.blocked_run_starts(["again", "never-blocked", "missing"]) == {
+        "again": now - timedelta(hours=9)
+    }
