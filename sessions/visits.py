@@ -31,6 +31,4 @@ def look(user, now: datetime) -> datetime | None:
 
 def marks_since(user) -> datetime | None:
     """The moment the viewer's marks count from, without recording a look (polls)."""
-    return (
-        BoardVisit.objects.filter(user=user).values_list("marks_since", flat=True).first()
-    )
+    return BoardVisit.objects.filter(user=user).values_list("marks_since", flat=True).first()
