@@ -9,10 +9,10 @@ instant.
 
 import math
 from collections.abc import Iterable, Sequence
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from . import projections
-from .vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES
+from .vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES, STATUS_AFTER
 
 FLOW_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW, CLOSED)
 PERCENTILES = {"p50": 50, "p85": 85}
@@ -54,6 +54,18 @@ def _count_flow(events: Sequence[object], days: list[datetime], flow: dict) -> N
             flow[day][current] += 1
 
 
+def _metrics_of(since, until, throughput, cycle, blocked, review, flow) -> dict:
+    return {
+        "since": since,
+        "until": until,
+        "throughput": dict(sorted(throughput.items())),
+        "cycle_time": nearest_rank(cycle),
+        "blocked_time": nearest_rank(blocked),
+        "review_time": nearest_rank(review),
+        "flow": {day.date().isoformat(): counts for day, counts in flow.items()},
+    }
+
+
 def metrics(
     streams: Iterable[Sequence[object]],
     since: datetime,
@@ -83,12 +95,47 @@ def metrics(
             blocked.append(spent[BLOCKED])
             review.append(spent[IN_REVIEW])
         _count_flow(events, days, flow)
-    return {
-        "since": since,
-        "until": until,
-        "throughput": dict(sorted(throughput.items())),
-        "cycle_time": nearest_rank(cycle),
-        "blocked_time": nearest_rank(blocked),
-        "review_time": nearest_rank(review),
-        "flow": {day.date().isoformat(): counts for day, counts in flow.items()},
-    }
+    return _metrics_of(since, until, throughput, cycle, blocked, review, flow)
+
+
+EPOCH_DAY = date(1970, 1, 1)
+
+
+def metrics_from_folds(
+    since: datetime,
+    until: datetime,
+    closed: Iterable[tuple],
+    status_changes: Iterable[tuple[str, int, int]],
+    closed_before: int = 0,
+) -> dict:
+    """`metrics` from the folds a database computes over the same sessions, so that
+    their events need not be loaded (`store.closed_in_window`, `store.status_changes`):
+
+    - `closed`: per session closed in the window, (close time, outcome, whole seconds
+      from start to close, blocked and in review);
+    - `status_changes`: (event type, day number since 1970-01-01, change), where each
+      event counts +1 for the status it leaves from the first midnight at or after it,
+      and -1 from the first midnight at or after the next event of its stream.
+    """
+    throughput: dict[str, dict[str, int]] = {}
+    cycle, blocked, review = [], [], []
+    for closed_at, outcome, cycle_seconds, blocked_seconds, review_seconds in closed:
+        counts = throughput.setdefault(closed_at.date().isoformat(), dict.fromkeys(OUTCOMES, 0))
+        counts[outcome] += 1
+        cycle.append(cycle_seconds)
+        blocked.append(blocked_seconds)
+        review.append(review_seconds)
+    days = midnights(since, until)
+    changes = sorted(
+        (EPOCH_DAY + timedelta(days=day), STATUS_AFTER[kind], change)
+        for kind, day, change in status_changes
+    )
+    counts = dict.fromkeys(FLOW_STATUSES, 0)
+    counts[CLOSED] = closed_before
+    flow, index = {}, 0
+    for day in days:
+        while index < len(changes) and changes[index][0] <= day.date():
+            counts[changes[index][1]] += changes[index][2]
+            index += 1
+        flow[day] = dict(counts)
+    return _metrics_of(since, until, throughput, cycle, blocked, review, flow)

@@ -322,7 +322,10 @@ def listing(
 
 
 def metrics(since, until):
-    """The flow metrics of `[since, until)`: the streams of the sessions open at some
-    moment of the window or closed in it, and a count of those closed before it."""
-    streams = store.read_streams(store.sessions_alive(since, until))
-    return flow_metrics.metrics(streams.values(), since, until, store.closed_before(since))
+    """The flow metrics of `[since, until)`, folded in SQL over the sessions open at some
+    moment of the window or closed in it (`metrics.metrics` over their streams is the
+    reference it must equal), and a count of those closed before it."""
+    closed, changes = store.flow_folds(since, until)
+    return flow_metrics.metrics_from_folds(
+        since, until, closed, changes, store.closed_before(since)
+    )

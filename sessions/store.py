@@ -22,7 +22,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection, connections, transaction
 from django.db.backends.utils import CursorWrapper
@@ -487,6 +487,7 @@ def plan_ids(created_by: datetime | None = None) -> list[str]:
 
 # Metrics ------------------------------------------------------------------------------
 
+# The sessions open at some moment of a window or closed in it (params: until, since).
 _ALIVE = (
     f"SELECT s.session FROM {TABLE} s WHERE s.type = '{vocabulary.START}'"
     f" AND s.timestamp < %s AND NOT EXISTS (SELECT 1 FROM {TABLE} c"
@@ -497,11 +498,75 @@ _CLOSED_BEFORE = (
 )
 
 
-def sessions_alive(since: datetime, until: datetime) -> list[str]:
-    """The sessions open at some moment of `[since, until)` or closed in it."""
+# The flow metrics' folds, in one statement over the events of the sessions alive in a
+# window (open at some moment of it or closed in it): each event's status lasts from its
+# time to the next event's (LEAD over the stream), in microseconds since the epoch, which
+# are computed once per event (parsing them was most of the cost).
+DAY_MICROSECONDS = 86_400_000_000
+# Moments before 1970 are negative, and integer division truncates towards zero on both
+# databases: shifting every moment past the year 2 to positive makes it a floor.
+_SHIFT_DAYS = 720_000
+
+
+def _first_midnight_from(moment: str) -> str:
+    """The day number (since 1970-01-01) of the first UTC midnight at or after `moment`."""
+    shift = _SHIFT_DAYS * DAY_MICROSECONDS
+    return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
+
+
+def _spent_after(status: str) -> str:
+    """Microseconds, summed, that the events leaving `status` lasted."""
+    kinds = ", ".join(f"'{t}'" for t, after in vocabulary.STATUS_AFTER.items() if after == status)
+    return f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at ELSE 0 END)"
+
+
+# Rows (0, close time, seconds from start to close, µs blocked, µs in review, outcome) of
+# the sessions closed in the window; rows (1, day number, change, 0, 0, event type) of the
+# cumulative flow: each event counts +1 for its status from the first midnight at or
+# after it, and -1 from the first midnight at or after its stream's next event.
+_FLOW_FOLDS = (
+    "WITH moments AS (SELECT session, seq, type, outcome, {at} AS at"
+    f" FROM {TABLE} WHERE session IN ({_ALIVE})),"
+    " spans AS (SELECT session, type, outcome, at,"
+    " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM moments)"
+    " SELECT 0, closed_at, (closed_at - opened_at) / 1000000, blocked, review, outcome FROM"
+    f" (SELECT MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN at END) AS closed_at,"
+    f" MIN(CASE WHEN type = '{vocabulary.START}' THEN at END) AS opened_at,"
+    f" MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN COALESCE(outcome, '{vocabulary.DONE}')"
+    f" END) AS outcome, {_spent_after(vocabulary.BLOCKED)} AS blocked,"
+    f" {_spent_after(vocabulary.IN_REVIEW)} AS review FROM spans GROUP BY session) AS closed"
+    " WHERE closed_at >= %s AND closed_at < %s"
+    f" UNION ALL SELECT 1, {_first_midnight_from('at')} AS day, COUNT(*), 0, 0, type"
+    " FROM spans GROUP BY type, day"
+    f" UNION ALL SELECT 1, {_first_midnight_from('next_at')} AS day, -COUNT(*), 0, 0, type"
+    " FROM spans WHERE next_at IS NOT NULL GROUP BY type, day"
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _epoch_microseconds(moment: datetime) -> int:
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tuple]]:
+    """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`:
+
+    - per session closed in it, (close time, outcome, whole seconds from start to close,
+      blocked and in review);
+    - the changes to how many sessions are in each status at midnights: (event type, day
+      number since 1970-01-01, change).
+    """
+    sql = _FLOW_FOLDS.format(at=_MICROSECONDS[connection.vendor])
+    closed, changes = [], []
     with connection.cursor() as cursor:
-        cursor.execute(_ALIVE, [until, since])
-        return [session for (session,) in cursor.fetchall()]
+        cursor.execute(sql, [until, since, _epoch_microseconds(since), _epoch_microseconds(until)])
+        for part, moment, seconds, blocked, review, label in cursor.fetchall():
+            if part == 0:
+                spent = (int(blocked) // 1_000_000, int(review) // 1_000_000)
+                closed.append((EPOCH + timedelta(microseconds=moment), label, seconds, *spent))
+            else:
+                changes.append((label, moment, seconds))
+    return closed, changes
 
 
 def closed_before(moment: datetime) -> int:
