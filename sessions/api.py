@@ -497,9 +497,26 @@ def metrics_view(request: HttpRequest, window: Query[schemas.MetricsWindow]):
     return JsonResponse(schemas.metrics_json(reading.metrics(since, until)))
 
 
+following = Router(tags=["feed"])
+
+
+@following.get(
+    "/feed",
+    response={200: schemas.FeedPage, **READ_ERRORS},
+    summary="Every event in global order after a cursor: keep next_after and ask again",
+)
+def feed(request: HttpRequest, query: Query[schemas.FeedQuery]):
+    found, next_after = reading.feed(
+        query.after, query.limit, event_type=query.type, stream=query.stream, plan=query.plan
+    )
+    items = [schemas.feed_item(position, event) for position, event in found]
+    return JsonResponse({"items": items, "next_after": next_after})
+
+
 api.add_router("/", sessions)
 api.add_router("/", plans)
 api.add_router("/", flow)
+api.add_router("/", following)
 
 
 def urls() -> tuple[list, str, str]:

@@ -78,3 +78,12 @@ def forget():
         for model in _models.values():
             with model.lock:
                 model.forget()
+
+
+def safe_position() -> int:
+    """The position at or below which no event can still appear (`store.SafePosition`),
+    as this process has seen it: the global feed reads up to it."""
+    model = _model()
+    with model.lock:
+        model.catch_up()
+        return model.watermark

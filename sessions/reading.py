@@ -318,6 +318,20 @@ def listing(
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
 
 
+# The feed -----------------------------------------------------------------------------
+
+
+def feed(after, limit, event_type=None, stream=None, plan=None):
+    """(up to `limit` events after the position `after`, each as (position, record),
+    the position to ask after next). Events are given only up to the safe position, so
+    a consumer that keeps `next_after` never misses or repeats one, however the writers
+    race; a narrowed feed moves its cursor past the rows it skipped."""
+    up_to = open_sessions.safe_position()
+    found = store.read_feed(after, up_to, limit, event_type=event_type, stream=stream, plan=plan)
+    next_after = found[-1][0] if len(found) == limit else max(after, up_to)
+    return found, next_after
+
+
 # Metrics ------------------------------------------------------------------------------
 
 

@@ -285,6 +285,21 @@ class EventPage(Schema):
     limit: Annotated[int, Field(ge=1, le=vocabulary.MAX_EVENTS_PAGE)] = vocabulary.MAX_EVENTS_PAGE
 
 
+class FeedQuery(Schema):
+    model_config = _STRICT
+    after: Annotated[int, Field(ge=0, le=2**63 - 1)] = Field(
+        0, description="Give the events with a position above this one (the last next_after)."
+    )
+    limit: Annotated[int, Field(ge=1, le=vocabulary.MAX_FEED_PAGE)] = vocabulary.DEFAULT_FEED_PAGE
+    type: Literal[vocabulary.ALL_EVENT_TYPES] | None = Field(  # type: ignore[valid-type]
+        None, description="Only events of this type."
+    )
+    stream: SessionId | None = Field(None, description="Only this session's or plan's events.")
+    plan: SessionId | None = Field(
+        None, description="Only this plan's events and those of the sessions on its nodes."
+    )
+
+
 # Answers ------------------------------------------------------------------------------
 
 
@@ -430,6 +445,23 @@ def metrics_json(found: dict) -> dict:
             for day, counts in found["throughput"].items()
         },
     }
+
+
+class FeedSessionEvent(Event):
+    position: int = Field(description="The event's place in the global order.")
+
+
+class FeedPlanEvent(PlanEvent):
+    position: int = Field(description="The event's place in the global order.")
+
+
+class FeedPage(Schema):
+    items: list[FeedSessionEvent | FeedPlanEvent]
+    next_after: int = Field(description="Ask again with after=this: nothing is missed.")
+
+
+def feed_item(position: int, event: object) -> dict:
+    return {"position": position, **event_json(event)}
 
 
 class PlanAppended(Schema):

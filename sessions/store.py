@@ -8,7 +8,7 @@ Above it the rules (`append`) decide what may be written and the read side (`rea
   by the caller inside `holding`;
 - `read_stream`: one stream, oldest first; `read_view_events`: the few events a view
   depends on;
-- `SafePosition` and `read_after`: how far the table can be read in position (id) order
+- `SafePosition` and `read_feed`: how far the table can be read in position (id) order
   with no lower position still to appear, and the events up to there, for folds and
   feeds that catch up by position.
 
@@ -341,27 +341,45 @@ class SafePosition:
         cursor.execute(_SEEN_POSTGRESQL)
         newest, xmin, xmax = cursor.fetchone()
         newest = newest or 0
-        settled = [seen for seen, then in self.sightings if then <= xmin]
-        self.sightings = [(seen, then) for seen, then in self.sightings if then > xmin]
         if not self.sightings or self.sightings[-1][0] != newest:
             self.sightings.append((newest, xmax))
             # While a long transaction holds xmin back, keep the latest sightings only:
             # any one of them is a valid safe position once settled.
             del self.sightings[:-100]
+        # A sighting with no transaction running then (xmax = xmin) is settled at once:
+        # any id drawn later is higher than every id seen.
+        settled = [seen for seen, then in self.sightings if then <= xmin]
+        self.sightings = [(seen, then) for seen, then in self.sightings if then > xmin]
         return max(settled, default=self.position)
 
 
-_AFTER_SQL = (
-    f"SELECT id, {_RECORD_COLUMNS} FROM {TABLE} WHERE id > %s AND id <= %s ORDER BY id LIMIT %s"
-)
+# The feed's narrowing, each an optional clause on the rows read after a position.
+_FEED_FILTERS = {
+    "event_type": "type = %s",
+    "stream": "session = %s",
+    # A plan's own events, and those of every session started on one of its nodes.
+    "plan": (
+        f"(session = %s OR session IN (SELECT session FROM {TABLE}"
+        f" WHERE type = '{vocabulary.START}' AND plan = %s))"
+    ),
+}
 
 
-def read_after(after: int, up_to: int, limit: int) -> list[tuple[int, EventRecord]]:
+def read_feed(
+    after: int, up_to: int, limit: int, **filters: str | None
+) -> list[tuple[int, EventRecord]]:
     """Up to `limit` events with a position in (after, up_to], in position order, each
-    with its position. With `up_to` a `SafePosition`, a reader that keeps the last
-    position it saw never misses an event nor sees one twice."""
+    with its position, narrowed by any of `_FEED_FILTERS` given (None: not narrowed).
+    With `up_to` a `SafePosition`, a reader that keeps the last position it saw never
+    misses an event nor sees one twice."""
+    clauses, params = ["id > %s", "id <= %s"], [after, up_to]
+    for name, value in filters.items():
+        if value is not None:
+            clauses.append(_FEED_FILTERS[name])
+            params += [value] * _FEED_FILTERS[name].count("%s")
+    sql = f"SELECT id, {_RECORD_COLUMNS} FROM {TABLE} WHERE {' AND '.join(clauses)}"
     with reading_cursor() as cursor:
-        cursor.execute(_AFTER_SQL, [after, up_to, limit])
+        cursor.execute(f"{sql} ORDER BY id LIMIT %s", [*params, limit])
         rows = cursor.fetchall()
     records = records_from_rows([row[1:] for row in rows])
     return [(row[0], record) for row, record in zip(rows, records, strict=True)]

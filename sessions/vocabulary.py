@@ -72,6 +72,8 @@ MAX_STREAM_EVENTS = 100_000
 # What one request may ask for or be given, so that its cost is bounded.
 MAX_BLOCKERS_SHOWN = 20  # a view lists the latest open blocks and counts them all
 MAX_EVENTS_PAGE = 200  # events per page of a stream's events or timeline
+MAX_FEED_PAGE = 1000  # events per page of the global feed
+DEFAULT_FEED_PAGE = 100
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 MAX_PLAN_PAGE_SIZE = 20  # plans per page of the plan list (each up to 500 nodes)

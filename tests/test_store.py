@@ -20,7 +20,7 @@ def test_reading_after_a_position_gives_every_later_event_once_in_order(alice):
         append_event(f"s{n}", START, {"title": "t"}, user=alice)
         append_event(f"s{n}", BLOCK, {"reason": "r"}, user=alice)
     seen, after = [], 0
-    while batch := store.read_after(after, 10**9, 3):
+    while batch := store.read_feed(after, 10**9, 3):
         seen += batch
         after = batch[-1][0]
     positions = [position for position, _ in seen]
@@ -33,11 +33,11 @@ def test_reading_after_a_position_gives_every_later_event_once_in_order(alice):
 def test_reading_stops_at_the_position_asked(alice):
     append_event("a", START, {"title": "t"}, user=alice)
     append_event("b", START, {"title": "t"}, user=alice)
-    first = store.read_after(0, 10**9, 10)[0][0]
-    assert [e.session for _, e in store.read_after(0, first, 10)] == ["a"]
+    first = store.read_feed(0, 10**9, 10)[0][0]
+    assert [e.session for _, e in store.read_feed(0, first, 10)] == ["a"]
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite: one writer at a time")
 def test_on_sqlite_the_newest_position_is_safe(alice):
     append_event("a", START, {"title": "t"}, user=alice)
-    assert safe_position() == store.read_after(0, 10**9, 10)[-1][0]
+    assert safe_position() == store.read_feed(0, 10**9, 10)[-1][0]

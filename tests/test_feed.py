@@ -1,0 +1,173 @@
+"""The global feed: every event once, in position order, after a cursor; narrowed by
+type, stream or plan; never missing or repeating an event while writers race."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection, transaction
+
+from sessions import reading
+from sessions.append import append_event
+from sessions.models import Event
+from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def follow(api, token, query="", limit=3):
+    """Every item of the feed, page by page from position 0, as a consumer would."""
+    items, after = [], 0
+    while True:
+        answer = api("GET", f"/api/feed?after={after}&limit={limit}{query}", token=token)
+        assert answer.status == 200, answer.body
+        page = answer.json()
+        items += page["items"]
+        if not page["items"]:
+            return items, page["next_after"]
+        assert page["next_after"] > after
+        after = page["next_after"]
+
+
+@pytest.fixture
+def histories(alice):
+    append_event("fix-login", START, {"title": "Fix login"}, user=alice)
+    append_event("fix-login", BLOCK, {"reason": "needs CI secrets"}, user=alice)
+    append_event("docs", START, {"title": "Docs"}, user=alice)
+    append_event("fix-login", UNBLOCK, {}, user=alice)
+    append_event("docs", CLOSE, {}, user=alice)
+
+
+def test_the_feed_gives_every_event_once_in_position_order(api, alice, token_for, histories):
+    items, _ = follow(api, token_for(alice))
+    assert [(i["session"], i["seq"], i["type"]) for i in items] == [
+        ("fix-login", 1, START),
+        ("fix-login", 2, BLOCK),
+        ("docs", 1, START),
+        ("fix-login", 3, UNBLOCK),
+        ("docs", 2, CLOSE),
+    ]
+    positions = [item["position"] for item in items]
+    assert positions == sorted(set(positions))
+    assert items[1]["reason"] == "needs CI secrets" and items[1]["actor"] == "alice"
+
+
+def test_a_consumer_asking_again_after_next_after_gets_only_what_is_new(
+    api, alice, token_for, histories
+):
+    token = token_for(alice)
+    _, cursor = follow(api, token)
+    append_event("docs-2", START, {"title": "More docs"}, user=alice)
+    page = api("GET", f"/api/feed?after={cursor}", token=token).json()
+    assert [(i["session"], i["type"]) for i in page["items"]] == [("docs-2", START)]
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        (f"&type={BLOCK}", [("fix-login", 2)]),
+        ("&stream=docs", [("docs", 1), ("docs", 2)]),
+    ],
+)
+def test_the_feed_narrows_by_type_and_by_stream(api, alice, token_for, histories, query, expected):
+    items, cursor = follow(api, token_for(alice), query)
+    assert [(i["session"], i["seq"]) for i in items] == expected
+    assert cursor == Event.objects.order_by("-id").first().id  # past the rows it skipped
+
+
+def test_the_feed_of_a_plan_holds_its_events_and_its_node_sessions(api, alice, token_for):
+    append_event(
+        "launch",
+        PLAN_CREATE,
+        {"title": "Launch", "nodes": [{"key": "a", "title": "A"}]},
+        user=alice,
+    )
+    append_event("elsewhere", START, {"title": "Unrelated"}, user=alice)
+    append_event("on-a", START, {"title": "A", "plan": "launch", "node": "a"}, user=alice)
+    append_event("on-a", CLOSE, {}, user=alice)
+    items, _ = follow(api, token_for(alice), "&plan=launch")
+    assert [
+        (i.get("plan") if i["type"] == PLAN_CREATE else i["session"], i["type"]) for i in items
+    ] == [
+        ("launch", PLAN_CREATE),
+        ("on-a", START),
+        ("on-a", CLOSE),
+    ]
+
+
+@pytest.mark.parametrize(
+    "query, problem",
+    [("limit=0", "limit"), ("limit=1001", "limit"), ("after=-1", "after"), ("type=nope", "type")],
+)
+def test_a_bad_feed_query_is_refused_saying_which_parameter(api, alice, token_for, query, problem):
+    answer = api("GET", f"/api/feed?{query}", token=token_for(alice))
+    assert answer.status == 400
+    assert problem in answer.body.decode()
+
+
+def test_the_feed_needs_a_token(api):
+    assert api("GET", "/api/feed").status == 401
+
+
+def test_a_consumer_following_8_racing_writers_misses_and_repeats_nothing(api, alice, token_for):
+    token, writers, per_writer = token_for(alice), 8, 15
+    done = threading.Event()
+
+    def write(writer):
+        try:
+            for n in range(per_writer):
+                session = f"w{writer}-{n // 3}"
+                if n % 3 == 0:
+                    append_event(session, START, {"title": "racing"}, user=alice)
+                else:
+                    append_event(session, BLOCK, {"reason": f"r{n}"}, user=alice)
+        finally:
+            connection.close()
+
+    def consume():
+        seen, after = [], 0
+        while True:
+            finishing = done.is_set()
+            page = api("GET", f"/api/feed?after={after}&limit=7", token=token).json()
+            seen += page["items"]
+            after = page["next_after"]
+            if finishing and not page["items"]:
+                return seen
+
+    with ThreadPoolExecutor(max_workers=writers + 1) as pool:
+        consumer = pool.submit(consume)
+        for future in [pool.submit(write, w) for w in range(writers)]:
+            future.result(timeout=120)
+        done.set()
+        seen = consumer.result(timeout=120)
+    table = list(Event.objects.order_by("id").values_list("id", "session", "seq"))
+    assert len(table) == writers * per_writer
+    assert [(i["position"], i["session"], i["seq"]) for i in seen] == table
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="SQLite has one writer at a time: rows always become visible in id order",
+)
+def test_the_feed_waits_for_a_lower_position_that_commits_late(alice):
+    inserted, release = threading.Event(), threading.Event()
+
+    def start_slowly():
+        try:
+            with transaction.atomic():
+                append_event("slow", START, {"title": "slow"}, user=alice)
+                inserted.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        slow = pool.submit(start_slowly)
+        assert inserted.wait(timeout=30)
+        append_event("quick", START, {"title": "quick"}, user=alice)  # a higher position
+        found, cursor = reading.feed(0, 100)
+        assert found == [] and cursor == 0
+        release.set()
+        slow.result(timeout=30)
+    found, _ = reading.feed(cursor, 100)
+    assert [event.session for _, event in found] == ["slow", "quick"]
