@@ -215,3 +215,12 @@ class MetricsWindowForm(forms.Form):
                 days = vocabulary.MAX_METRICS_WINDOW.days
                 raise forms.ValidationError(f"The window may span at most {days} days.")
         return data
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        label="Name",
+        help_text="Who will use it, e.g. the agent's name: claude-on-laptop.",
+        strip=True,
+    )

@@ -31,6 +31,22 @@ def create_token(user, name):
     return row, token
 
 
+def visible_tokens(user):
+    """The tokens a person manages: their own; a superuser's, everyone's."""
+    rows = ApiToken.objects.select_related("user")
+    return rows if user.is_superuser else rows.filter(user=user)
+
+
+def revoke(user, token_id) -> bool:
+    """Revoke one of the tokens `user` manages (again is harmless); False when there is
+    no such token among them."""
+    found = visible_tokens(user).filter(pk=token_id)
+    if not found.exists():
+        return False
+    found.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    return True
+
+
 _FLAGS = ("is_active", "is_staff", "is_superuser")
 
 

@@ -16,5 +16,7 @@ urlpatterns = [
     path(f"plans/{PLAN}/amend", views.plan_amend, name="plan_amend"),
     path(f"plans/{PLAN}/start/<str:node>", views.plan_start, name="plan_start"),
     path("metrics/", views.metrics_page, name="metrics"),
+    path("tokens/", views.token_list, name="tokens"),
+    path("tokens/<int:token_id>/revoke", views.token_revoke, name="token_revoke"),
     path("api/", api.urls()),
 ]

@@ -12,9 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import api, charts, drawing, plans, reading, schemas, visits, vocabulary
+from . import api, charts, drawing, plans, reading, schemas, tokens, visits, vocabulary
 from . import metrics as flow_metrics
 from .append import (
     Conflict,
@@ -27,7 +27,15 @@ from .append import (
     new_session_id,
     status_of,
 )
-from .forms import ACTIONS, ActionForm, AmendForm, MetricsWindowForm, PlanForm, StartForm
+from .forms import (
+    ACTIONS,
+    ActionForm,
+    AmendForm,
+    MetricsWindowForm,
+    PlanForm,
+    StartForm,
+    TokenForm,
+)
 from .retry import retrying, server_key
 
 # How the refusals that leave no form to re-show are said to a browser.
@@ -511,6 +519,39 @@ def metrics_page(request):
         "presets": [(n, today - timedelta(days=n - 1), today) for n in (7, 14, 30, 90)],
     }
     return render(request, "sessions/metrics.html", context, status=200 if valid else 400)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def token_list(request):
+    """A person's API tokens: make one (shown once), see when each was last used, revoke.
+
+    A new token goes to the page after the redirect through the person's session, and is
+    taken out of it as it is shown: reloading the page neither shows it again nor makes
+    another token."""
+    form = TokenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        row, token = tokens.create_token(request.user, form.cleaned_data["name"])
+        request.session[NEW_TOKEN] = [row.name, token]
+        return redirect("tokens")
+    context = {
+        "form": form,
+        "made": request.session.pop(NEW_TOKEN, None),
+        "tokens": tokens.visible_tokens(request.user),
+        "api_url": request.build_absolute_uri("/api"),
+    }
+    return render(request, "sessions/tokens.html", context, status=400 if form.errors else 200)
+
+
+NEW_TOKEN = "tower_new_token"
+
+
+@login_required
+@require_POST
+def token_revoke(request, token_id):
+    if not tokens.revoke(request.user, token_id):
+        raise Http404("No such token.")
+    return redirect("tokens")
 
 
 def page_not_found(request, exception):

@@ -1,0 +1,35 @@
+"""Tokens, self-service, in a real browser: make one named for an agent, copy it once,
+use it over HTTP, revoke it."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import http_request
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_person_makes_a_token_uses_it_and_revokes_it(page_as, alice, live_server):
+    page = page_as(alice, "/tokens/")
+    expect(page.locator(".empty")).to_have_text("No tokens yet.")
+    page.get_by_label("Name").fill("claude-on-laptop")
+    page.get_by_role("button", name="Make a token").click()
+    expect(page.locator(".new-token")).to_contain_text("shown only once")
+    token = page.locator("#new-token").inner_text()
+    row = page.locator(".token-row", has_text="claude-on-laptop")
+    expect(row).to_contain_text("never")
+    assert http_request(live_server.url, "GET", "/api/sessions", token=token).status == 200
+    page.reload()  # not shown again, and now used
+    expect(page.locator("#new-token")).to_have_count(0)
+    expect(row.locator("td").nth(3)).not_to_have_text("never")
+    row.get_by_role("button", name="Revoke claude-on-laptop").click()
+    expect(row).to_contain_text("revoked")
+    assert http_request(live_server.url, "GET", "/api/sessions", token=token).status == 401
+
+
+def test_a_nameless_token_is_refused_on_the_page(page_as, alice):
+    page = page_as(alice, "/tokens/")
+    page.get_by_label("Name").fill(" ")
+    page.locator("#id_name").evaluate("input => input.removeAttribute('required')")
+    page.get_by_role("button", name="Make a token").click()
+    expect(page.locator(".token-form .error")).to_have_text("This field is required.")
