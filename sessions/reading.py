@@ -204,7 +204,13 @@ def board_rows(owner, text, closed_since, at=None):
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
     rows = starts(owner, text).extra(
         where=[candidates, _NOT_CLOSED_BEFORE],
-        params=[json.dumps(list(held)), watermark, closed_since, watermark, closed_since],
+        params=[
+            json.dumps(list(held)),
+            watermark,
+            store.moment_param(closed_since),
+            watermark,
+            store.moment_param(closed_since),
+        ],
     )
     return _status_rows(rows, last)
 

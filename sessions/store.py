@@ -38,6 +38,13 @@ COLUMNS = (*EventRecord._fields, "idempotency_key")
 _RECORD_COLUMNS = ", ".join(EventRecord._fields)
 
 
+def moment_param(moment: datetime) -> object:
+    """A moment as a parameter of hand-written SQL, in the form the table stores: the
+    SQLite driver would send an aware datetime with its offset ("+00:00"), which as text
+    sorts after the same moment stored without one."""
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
 def aware_utc(timestamp: datetime) -> datetime:
     """A timestamp read on a plain cursor: SQLite gives naive UTC, PostgreSQL aware."""
     return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
@@ -497,7 +504,7 @@ def plan_ids(created_by: datetime | None = None) -> list[str]:
     """Every plan's id (those created by `created_by`, if given), the newest first."""
     sql, params = _PLANS_SQL, []
     if created_by is not None:
-        sql, params = sql + " AND timestamp <= %s", [created_by]
+        sql, params = sql + " AND timestamp <= %s", [moment_param(created_by)]
     with connection.cursor() as cursor:
         cursor.execute(sql + " ORDER BY id DESC", params)
         return [plan for (plan,) in cursor.fetchall()]
@@ -577,7 +584,8 @@ def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tupl
     sql = _FLOW_FOLDS.format(at=_MICROSECONDS[connection.vendor])
     closed, changes = [], []
     with connection.cursor() as cursor:
-        cursor.execute(sql, [until, since, _epoch_microseconds(since), _epoch_microseconds(until)])
+        window = [_epoch_microseconds(since), _epoch_microseconds(until)]
+        cursor.execute(sql, [moment_param(until), moment_param(since), *window])
         for part, moment, seconds, blocked, review, label in cursor.fetchall():
             if part == 0:
                 spent = (int(blocked) // 1_000_000, int(review) // 1_000_000)
@@ -590,7 +598,7 @@ def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tupl
 def closed_before(moment: datetime) -> int:
     """How many sessions were closed before `moment`."""
     with connection.cursor() as cursor:
-        cursor.execute(_CLOSED_BEFORE, [moment])
+        cursor.execute(_CLOSED_BEFORE, [moment_param(moment)])
         return cursor.fetchone()[0]
 
 

@@ -5,14 +5,17 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.db import connection
+from django.db import connection, transaction
 
 from sessions import open_sessions, projections, vocabulary
 from sessions.append import append_event
@@ -226,3 +229,28 @@ def gunicorn(database_url, transactional_db):
     server = Gunicorn(database_url)
     yield server.start()
     server.stop()
+
+
+@contextmanager
+def committing_late(write):
+    """Runs `write()` in another thread's transaction, which stays open until the block
+    ends: rows it inserted (lower ids) commit after those the block inserts."""
+    inserted, release = threading.Event(), threading.Event()
+
+    def write_slowly():
+        try:
+            with transaction.atomic():
+                write()
+                inserted.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        slow = pool.submit(write_slowly)
+        assert inserted.wait(timeout=30)
+        try:
+            yield
+        finally:
+            release.set()
+            slow.result(timeout=30)

@@ -392,6 +392,7 @@ def test_the_openapi_schema_is_public_and_describes_every_endpoint(api):
         "/api/plans/{plan_id}/claim",
         "/api/plans/{plan_id}/events.jsonl",
         "/api/metrics",
+        "/api/feed",
     }
 
 

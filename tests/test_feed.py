@@ -5,12 +5,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from sessions import reading
 from sessions.append import append_event
 from sessions.models import Event
 from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+from tests.conftest import committing_late
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,24 +151,9 @@ def test_a_consumer_following_8_racing_writers_misses_and_repeats_nothing(api, a
     reason="SQLite has one writer at a time: rows always become visible in id order",
 )
 def test_the_feed_waits_for_a_lower_position_that_commits_late(alice):
-    inserted, release = threading.Event(), threading.Event()
-
-    def start_slowly():
-        try:
-            with transaction.atomic():
-                append_event("slow", START, {"title": "slow"}, user=alice)
-                inserted.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        slow = pool.submit(start_slowly)
-        assert inserted.wait(timeout=30)
+    with committing_late(lambda: append_event("slow", START, {"title": "slow"}, user=alice)):
         append_event("quick", START, {"title": "quick"}, user=alice)  # a higher position
         found, cursor = reading.feed(0, 100)
         assert found == [] and cursor == 0
-        release.set()
-        slow.result(timeout=30)
     found, _ = reading.feed(cursor, 100)
     assert [event.session for _, event in found] == ["slow", "quick"]

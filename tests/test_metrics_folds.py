@@ -104,3 +104,10 @@ def test_a_session_started_at_midnight_counts_in_that_midnight_s_flow(db):
     stored([[("session_start", midnight, None)]])
     found = reading.metrics(midnight - timedelta(hours=1), midnight + timedelta(hours=1))
     assert found["flow"] == {"2026-11-21": {"active": 1, "blocked": 0, "in_review": 0, "closed": 0}}
+
+
+def test_a_session_closed_at_the_window_s_first_moment_is_closed_in_it(db):
+    since = datetime(2026, 11, 21, 9, tzinfo=UTC)
+    stored([[("session_start", since, None), ("session_close", since, None)]])
+    found = reading.metrics(since, since + timedelta(hours=1))
+    assert found["throughput"] == {"2026-11-21": {"done": 1, "failed": 0, "abandoned": 0}}

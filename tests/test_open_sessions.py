@@ -14,7 +14,7 @@ from sessions import open_sessions, reading
 from sessions.append import append_event
 from sessions.models import Event
 from sessions.vocabulary import CLOSE, START
-from tests.conftest import CONFORMANCE, conformance_expected, projected_status
+from tests.conftest import CONFORMANCE, committing_late, conformance_expected, projected_status
 
 # Real commits: PostgreSQL's watermark only moves past transactions that have ended.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,25 +96,10 @@ def test_a_reader_inside_a_transaction_does_not_move_the_watermark(lead):
     reason="SQLite has one writer at a time: rows always become visible in id order",
 )
 def test_a_lower_id_that_commits_late_still_reaches_the_board(lead):
-    inserted, release = threading.Event(), threading.Event()
-
-    def start_slowly():
-        try:
-            with transaction.atomic():
-                start("slow", lead)
-                inserted.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        slow = pool.submit(start_slowly)
-        assert inserted.wait(timeout=30)
+    with committing_late(lambda: start("slow", lead)):
         start("quick", lead)  # a higher id, visible first
         caught_up()
         assert open_on_board() == {"quick"}
-        release.set()
-        slow.result(timeout=30)
     caught_up()
     assert open_on_board() == {"quick", "slow"}
 
