@@ -109,7 +109,7 @@ def metrics_from_folds(
     closed_before: int = 0,
 ) -> dict:
     """`metrics` from the folds a database computes over the same sessions, so that
-    their events need not be loaded (`store.closed_in_window`, `store.status_changes`):
+    their events need not be loaded (`store.flow_folds`):
 
     - `closed`: per session closed in the window, (close time, outcome, whole seconds
       from start to close, blocked and in review);

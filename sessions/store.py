@@ -74,8 +74,13 @@ def _row_params(record: EventRecord, idempotency_key: str | None) -> list:
         None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         for value in record[_GRAPH_START:]
     ]
-    when = connection.ops.adapt_datetimefield_value(record.timestamp)
-    return [*record[:3], when, *record[4:_GRAPH_START], *graph, idempotency_key]
+    return [
+        *record[:3],
+        moment_param(record.timestamp),
+        *record[4:_GRAPH_START],
+        *graph,
+        idempotency_key,
+    ]
 
 
 @contextmanager
