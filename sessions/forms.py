@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django import forms
 
 from . import vocabulary
+from .models import ApiToken
 
 OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
 
@@ -217,10 +218,11 @@ class MetricsWindowForm(forms.Form):
         return data
 
 
-class TokenForm(forms.Form):
-    name = forms.CharField(
-        max_length=100,
-        label="Name",
-        help_text="Who will use it, e.g. the agent's name: claude-on-laptop.",
-        strip=True,
-    )
+class TokenForm(forms.ModelForm):
+    """The name of a new token (the model's field and length); `tokens.create_token`
+    makes the token, so this form is never saved."""
+
+    class Meta:
+        model = ApiToken
+        fields = ["name"]
+        help_texts = {"name": "Who will use it, e.g. the agent's name: claude-on-laptop."}

@@ -521,6 +521,10 @@ def metrics_page(request):
     return render(request, "sessions/metrics.html", context, status=200 if valid else 400)
 
 
+# Where a new token waits in its maker's session for the page after the redirect.
+NEW_TOKEN = "tower_new_token"
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def token_list(request):
@@ -541,9 +545,6 @@ def token_list(request):
         "api_url": request.build_absolute_uri("/api"),
     }
     return render(request, "sessions/tokens.html", context, status=400 if form.errors else 200)
-
-
-NEW_TOKEN = "tower_new_token"
 
 
 @login_required
