@@ -91,6 +91,16 @@ def unchanged_poll(request):
     return request.htmx and request.GET.get("since") == page_version()
 
 
+def live_page(request, context_of, page, fragment=None):
+    """A page its polls keep fresh: an unchanged poll swaps nothing (204, before any
+    work); another poll gets `fragment` rendered (default: the whole page, which the
+    poll selects from); a load, the page. `context_of()` builds the context."""
+    if unchanged_poll(request):
+        return HttpResponse(status=204)
+    template = fragment if request.htmx and fragment else page
+    return render(request, template, context_of())
+
+
 def board_filters(request):
     mine = request.GET.get("mine") == "1"
     return {
@@ -195,12 +205,12 @@ def board_context(request, start_form=None, looking=False):
 @require_safe
 @answers_bad_moments
 def board(request):
-    if unchanged_poll(request):
-        return HttpResponse(status=204)
-    context = board_context(request, looking=not request.htmx)
-    if request.htmx:
-        return render(request, "sessions/_columns.html", context)
-    return render(request, "sessions/board.html", context)
+    return live_page(
+        request,
+        lambda: board_context(request, looking=not request.htmx),
+        "sessions/board.html",
+        "sessions/_columns.html",
+    )
 
 
 @login_required
@@ -271,12 +281,12 @@ def timeline(events, end):
 @login_required
 @require_safe
 def session_page(request, session_id):
-    if unchanged_poll(request):
-        return HttpResponse(status=204)
-    context = session_context(request, session_id)
-    if request.htmx:
-        return render(request, "sessions/_session_main.html", context)
-    return render(request, "sessions/session.html", context)
+    return live_page(
+        request,
+        lambda: session_context(request, session_id),
+        "sessions/session.html",
+        "sessions/_session_main.html",
+    )
 
 
 def safe_next(request, session_id):
@@ -351,9 +361,7 @@ def acted(request, context, part, page, status):
 @login_required
 @require_safe
 def plan_list(request):
-    if unchanged_poll(request):
-        return HttpResponse(status=204)
-    return render(request, "sessions/plans.html", plan_list_context(request))
+    return live_page(request, lambda: plan_list_context(request), "sessions/plans.html")
 
 
 def plan_list_context(request, form=None):
@@ -424,12 +432,12 @@ def plan_context(request, plan_id, amend_form=None, message=None):
 @require_safe
 @answers_bad_moments
 def plan_page(request, plan_id):
-    if unchanged_poll(request):
-        return HttpResponse(status=204)
-    context = plan_context(request, plan_id)
-    if request.htmx:
-        return render(request, "sessions/_plan_main.html", context)
-    return render(request, "sessions/plan.html", context)
+    return live_page(
+        request,
+        lambda: plan_context(request, plan_id),
+        "sessions/plan.html",
+        "sessions/_plan_main.html",
+    )
 
 
 def plan_answer(request, plan_id, status, amend_form=None, message=None):
