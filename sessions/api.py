@@ -16,7 +16,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
-from ninja import Header, NinjaAPI, Query, Router
+from ninja import Header, NinjaAPI, Query, Router, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
@@ -255,6 +255,15 @@ def appended(
     return result, created_status(result, given)
 
 
+def event_appended(
+    request: HttpRequest, stream_id: str, body: Schema, idempotency_key: str | None
+) -> tuple[object, int]:
+    """`appended` for a body that names its event's type and may carry `expected_seq`
+    (an append to a session, an amend of a plan): its other fields are the event's."""
+    fields = body.model_dump(exclude={"type", "expected_seq"})
+    return appended(request, stream_id, body.type, fields, idempotency_key, body.expected_seq)
+
+
 def one_page(rows, number: int, size: int) -> tuple[list, bool]:
     """Page `number` of `rows` (a list or a queryset), and whether another follows: one
     extra row tells, with no total count (counting would walk every history)."""
@@ -332,10 +341,7 @@ def append(
     body: schemas.AppendEvent,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    fields = body.model_dump(exclude={"type", "expected_seq"})
-    result, status = appended(
-        request, session_id, body.type, fields, idempotency_key, body.expected_seq
-    )
+    result, status = event_appended(request, session_id, body, idempotency_key)
     answer = {"event": schemas.event_json(result.event), "session": view_of(session_id)}
     return JsonResponse(answer, status=status)
 
@@ -441,10 +447,7 @@ def amend_plan(
     body: schemas.AmendPlan,
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
-    fields = body.model_dump(exclude={"type", "expected_seq"})
-    result, status = appended(
-        request, plan_id, body.type, fields, idempotency_key, body.expected_seq
-    )
+    result, status = event_appended(request, plan_id, body, idempotency_key)
     answer = {"event": schemas.event_json(result.event), "plan": plan_of(plan_id)}
     return JsonResponse(answer, status=status)
 
