@@ -18,7 +18,7 @@ def test_a_first_visit_marks_nothing(alice):
     assert visits.look(alice, timezone.now()) is None
 
 
-def test_a_visit_after_a_gap_marks_from_the_end_of_the_previous_one(alice, settings):
+def test_a_visit_after_a_gap_marks_from_the_end_of_the_previous_one(alice):
     first = timezone.now() - timedelta(hours=3)
     visits.look(alice, first)
     visits.look(alice, first + timedelta(minutes=10))
