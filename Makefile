@@ -25,6 +25,9 @@ run: $(VENV)/.run-installed
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py ensure_admin
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v0
+	@# The webhook worker runs beside the web server and stops with it (Ctrl-C stops both).
+	$(RUN_ENV) $(PY) manage.py deliver & deliverer=$$!; \
+	trap 'kill $$deliverer 2>/dev/null' EXIT; \
 	$(RUN_ENV) $(VENV)/bin/gunicorn controltower.wsgi --bind 127.0.0.1:8000 --workers 2 --threads 4 --access-logfile -
 
 lint: $(VENV)/.dev-installed

@@ -3,9 +3,10 @@
 from dataclasses import dataclass
 
 from django import forms
+from django.core.validators import URLValidator
 
 from . import vocabulary
-from .models import ApiToken
+from .models import ApiToken, Subscription
 
 OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
 
@@ -226,3 +227,39 @@ class TokenForm(forms.ModelForm):
         model = ApiToken
         fields = ["name"]
         help_texts = {"name": "Who will use it, e.g. the agent's name: claude-on-laptop."}
+
+
+class SubscriptionForm(forms.ModelForm):
+    """A new webhook: where to, in which shape, and the feed's filters. `webhooks.subscribe`
+    makes it (with its secret and its cursor at the feed's end), so this form is never saved."""
+
+    url = forms.URLField(
+        label="URL",
+        max_length=Subscription._meta.get_field("url").max_length,
+        validators=[URLValidator(schemes=["http", "https"])],
+        assume_scheme="https",
+        help_text="Where each event is POSTed, e.g. https://hooks.slack.com/services/…",
+    )
+
+    class Meta:
+        model = Subscription
+        fields = ["url", "payload", "event_type", "stream", "plan"]
+        labels = {"stream": "Only the session or plan", "plan": "Only the plan"}
+        help_texts = {
+            "event_type": "Leave empty for every type.",
+            "stream": "A session's or plan's id; empty for all.",
+            "plan": "A plan's id: its events and those of the sessions on its nodes.",
+        }
+
+    def _stream_id(self, name: str) -> str:
+        value = self.cleaned_data[name]
+        problem = value and vocabulary.session_id_error(value)
+        if problem:
+            raise forms.ValidationError(f"An id {problem}.")
+        return value
+
+    def clean_stream(self) -> str:
+        return self._stream_id("stream")
+
+    def clean_plan(self) -> str:
+        return self._stream_id("plan")

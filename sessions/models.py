@@ -1,4 +1,5 @@
-"""The event table, which only ever grows, and the API tokens that let agents append to it."""
+"""The event table, which only ever grows; the API tokens that let agents append to it;
+and operational state kept beside it: board visits, webhook subscriptions and deliveries."""
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
@@ -190,3 +191,81 @@ class BoardVisit(models.Model):
 
     def __str__(self):
         return f"{self.user} saw the board at {self.seen_at:%Y-%m-%d %H:%M}"
+
+
+class Subscription(models.Model):
+    """A webhook: a URL the delivery worker POSTs the feed's matching events to, in order.
+    Its cursor is operational state (the position delivered up to, moved by the worker),
+    never a fact about sessions; nothing about a session is derived from it."""
+
+    EVENT, SLACK = "event", "slack"
+    PAYLOADS = [
+        (EVENT, "The event as JSON, as the feed gives it"),
+        (SLACK, "A Slack message: one text line"),
+    ]
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    url = models.URLField("URL", max_length=2000)
+    # The key of each body's HMAC-SHA256; the receiver holds it too, so it is kept whole.
+    secret = models.CharField(max_length=64)
+    payload = models.CharField(max_length=8, choices=PAYLOADS, default=EVENT)
+    # Filters, as the feed's: blank means not narrowed.
+    event_type = models.CharField(
+        "event type",
+        max_length=32,
+        blank=True,
+        choices=[(t, t) for t in vocabulary.ALL_EVENT_TYPES],
+    )
+    stream = models.CharField(max_length=vocabulary.SESSION_ID_MAX, blank=True)
+    plan = models.CharField(max_length=vocabulary.SESSION_ID_MAX, blank=True)
+    # Every event at or below this position was delivered or did not match.
+    cursor = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"webhook {self.pk} to {self.url} of {self.owner}"
+
+    @property
+    def filters(self) -> dict[str, str | None]:
+        """The feed's narrowing, as `reading.feed` takes it."""
+        return {
+            "event_type": self.event_type or None,
+            "stream": self.stream or None,
+            "plan": self.plan or None,
+        }
+
+
+class Delivery(models.Model):
+    """One event's (or one ping's) delivery to a subscription: how many tries, what the
+    last one got, and when it was answered with a 2xx."""
+
+    subscription = models.ForeignKey(
+        Subscription, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    position = models.BigIntegerField(null=True, blank=True)  # None: a ping
+    delivery_id = models.CharField(max_length=80)
+    attempts = models.PositiveIntegerField(default=0)
+    # The last try's HTTP status, or None if it got no answer.
+    status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    last_tried_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        ordering = ["-last_tried_at", "-pk"]
+        constraints = [
+            # A restarted worker redelivers onto the same row (ping rows have no position).
+            models.UniqueConstraint(
+                fields=["subscription", "position"], name="one_delivery_per_event"
+            )
+        ]
+        indexes = [models.Index(fields=["subscription", "-last_tried_at"])]
+
+    def __str__(self):
+        return f"delivery {self.delivery_id}"

@@ -97,6 +97,12 @@ def session_view(session_id, now=None, limits=None, at=None):
     return _long_view(session_id, timezone.now() if now is None else now, limits)
 
 
+def title(stream_id):
+    """The title a session or plan was started with (its first event's), or None."""
+    ends = store.stream_ends(stream_id)
+    return ends[0].title if ends else None
+
+
 def session_events(session_id):
     """One session's events as `EventRecord`s, oldest first; empty for no such session."""
     events = Event.objects.stream(session_id)

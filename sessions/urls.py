@@ -18,5 +18,8 @@ urlpatterns = [
     path("metrics/", views.metrics_page, name="metrics"),
     path("tokens/", views.token_list, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token_revoke"),
+    path("webhooks/", views.webhook_list, name="webhooks"),
+    path("webhooks/<int:subscription_id>/ping", views.webhook_ping, name="webhook_ping"),
+    path("webhooks/<int:subscription_id>/remove", views.webhook_remove, name="webhook_remove"),
     path("api/", api.urls()),
 ]

@@ -14,7 +14,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import api, charts, drawing, plans, reading, schemas, tokens, visits, vocabulary
+from . import (
+    api,
+    charts,
+    drawing,
+    plans,
+    reading,
+    schemas,
+    tokens,
+    visits,
+    vocabulary,
+    webhooks,
+)
 from . import metrics as flow_metrics
 from .append import (
     Conflict,
@@ -34,6 +45,7 @@ from .forms import (
     MetricsWindowForm,
     PlanForm,
     StartForm,
+    SubscriptionForm,
     TokenForm,
 )
 from .retry import retrying, server_key
@@ -561,6 +573,48 @@ def token_revoke(request, token_id):
     if not tokens.revoke(request.user, token_id):
         raise Http404("No such token.")
     return redirect("tokens")
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def webhook_list(request):
+    """A person's webhooks: add one (filters and payload), see each one's recent
+    deliveries and their last status, send a ping, remove one."""
+    form = SubscriptionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        webhooks.subscribe(request.user, **form.cleaned_data)
+        return redirect("webhooks")
+    context = {
+        "form": form,
+        "subscriptions": [
+            (row, webhooks.recent_deliveries(row))
+            for row in webhooks.visible_subscriptions(request.user)
+        ],
+        "signature_header": webhooks.SIGNATURE_HEADER,
+        "delivery_header": webhooks.DELIVERY_HEADER,
+    }
+    return render(request, "sessions/webhooks.html", context, status=400 if form.errors else 200)
+
+
+def _visible_subscription(request, subscription_id):
+    found = webhooks.visible_subscriptions(request.user).filter(pk=subscription_id).first()
+    if found is None:
+        raise Http404("No such webhook.")
+    return found
+
+
+@login_required
+@require_POST
+def webhook_ping(request, subscription_id):
+    webhooks.ping(_visible_subscription(request, subscription_id))
+    return redirect("webhooks")
+
+
+@login_required
+@require_POST
+def webhook_remove(request, subscription_id):
+    _visible_subscription(request, subscription_id).delete()
+    return redirect("webhooks")
 
 
 def page_not_found(request, exception):

@@ -1,0 +1,32 @@
+import signal
+import threading
+from dataclasses import fields
+
+from django.core.management.base import BaseCommand
+
+from sessions.webhooks import Pace, deliver_until
+
+
+class Command(BaseCommand):
+    help = (
+        "Deliver the feed to every webhook subscription, each by its own thread, until "
+        "SIGTERM or SIGINT. Run one such process per database (see README, 'Webhooks')."
+    )
+
+    def add_arguments(self, parser):
+        for option in fields(Pace):
+            parser.add_argument(
+                "--" + option.name.replace("_", "-"),
+                type=option.type,
+                default=option.default,
+                help=f"default {option.default}",
+            )
+
+    def handle(self, *args, **options):
+        pace = Pace(**{option.name: options[option.name] for option in fields(Pace)})
+        stopped = threading.Event()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, lambda *_: stopped.set())
+        self.stdout.write(f"Delivering webhooks ({pace}); stop with SIGTERM or Ctrl-C.")
+        self.stdout.flush()
+        deliver_until(stopped, pace)

@@ -1,0 +1,325 @@
+"""Webhooks: subscriptions a person manages, and the worker that delivers the feed to them.
+
+Each subscription is followed by a thread of its own (`Follower`), so a slow or dead
+endpoint holds back only its own deliveries. A follower reads the feed after the
+subscription's cursor (`reading.feed`, so it never misses or repeats an event) and POSTs
+each matching event, retrying the same event with exponential backoff until it is
+answered with a 2xx; only then does the cursor move past it. Delivery is therefore at
+least once and in order: a worker killed after a POST but before the cursor moved sends
+that event again, under the same `X-Tower-Delivery` id, for the receiver to deduplicate.
+
+Subscriptions, cursors and deliveries are operational state: nothing about a session is
+ever derived from them.
+"""
+
+import hashlib
+import hmac
+import http.client
+import json
+import logging
+import secrets
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import open_sessions, reading, schemas, vocabulary
+from .models import Delivery, Subscription
+from .projections import EventRecord
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Tower-Signature-256"
+DELIVERY_HEADER = "X-Tower-Delivery"
+EVENT_HEADER = "X-Tower-Event"
+PING = "ping"
+USER_AGENT = "ControlTower-Webhooks/1"
+# A ping is sent while its maker waits for the page.
+PING_TIMEOUT_SECONDS = 5
+# What is kept of a failed try's explanation (the column's length).
+ERROR_MAX = Delivery._meta.get_field("error").max_length
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How the worker paces itself; `manage.py deliver` takes each as an option."""
+
+    poll_seconds: float = 1.0  # how often an idle follower asks the feed again
+    first_retry_seconds: float = 1.0  # the wait after a first failed try, doubled each time
+    max_retry_seconds: float = 300.0
+    timeout_seconds: float = 10.0  # per POST
+    page: int = 100  # events read from the feed at once
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int | None  # None: no HTTP answer at all
+    error: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+# Managing subscriptions ---------------------------------------------------------------
+
+
+def subscribe(owner, url: str, payload: str, **filters: str) -> Subscription:
+    """A new subscription with a fresh secret. It hears of events from now on: its cursor
+    starts at the feed's current position, not at the beginning of history."""
+    return Subscription.objects.create(
+        owner=owner,
+        url=url,
+        payload=payload,
+        secret=secrets.token_hex(32),
+        cursor=open_sessions.safe_position(),
+        **filters,
+    )
+
+
+def visible_subscriptions(user):
+    """The subscriptions a person manages: their own; a superuser's, everyone's."""
+    rows = Subscription.objects.select_related("owner")
+    return rows if user.is_superuser else rows.filter(owner=user)
+
+
+def recent_deliveries(subscription: Subscription, count: int = 10) -> list[Delivery]:
+    return list(subscription.deliveries.all()[:count])
+
+
+# What is sent ---------------------------------------------------------------------------
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The `X-Tower-Signature-256` header of `body`: its HMAC-SHA256 under `secret`."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def delivery_id(subscription: Subscription, position: int) -> str:
+    """Stable across retries and restarts, so a receiver can drop a repeat."""
+    return f"{subscription.pk}-{position}"
+
+
+_SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+# What each event says its actor did to the session or plan (its title in bold).
+_SLACK_DEEDS = {
+    vocabulary.START: "started {title}",
+    vocabulary.BLOCK: "blocked {title}",
+    vocabulary.UNBLOCK: "unblocked {title}",
+    vocabulary.REVIEW: "sent {title} to review",
+    vocabulary.CLOSE: "closed {title}",
+    vocabulary.PLAN_CREATE: "made the plan {title}",
+    vocabulary.PLAN_AMEND: "amended the plan {title}",
+}
+
+
+def slack_text(event: EventRecord, title: str | None) -> str:
+    """One line for a Slack channel, e.g. "agent-7 blocked *Fix flaky login test*: needs
+    the CI secrets rotated". Slack's three control characters are escaped."""
+
+    def plain(text: str) -> str:
+        return text.translate(_SLACK_ESCAPES)
+
+    named = f"*{plain(title or event.session)}*"
+    line = f"{plain(event.actor)} {_SLACK_DEEDS[event.type].format(title=named)}"
+    if event.outcome:
+        line += f" ({event.outcome})"
+    said = event.reason or event.note
+    return f"{line}: {plain(said)}" if said else line
+
+
+def event_body(subscription: Subscription, position: int, event: EventRecord) -> bytes:
+    """The POSTed body: the feed's item, or for Slack a message naming the title."""
+    if subscription.payload == Subscription.SLACK:
+        title = event.title or reading.title(event.session)
+        document = {"text": slack_text(event, title)}
+    else:
+        document = schemas.feed_item(position, event)
+    return json.dumps(document, ensure_ascii=False).encode()
+
+
+def ping_body(subscription: Subscription, now: datetime) -> bytes:
+    if subscription.payload == Subscription.SLACK:
+        document = {"text": f"Control Tower: webhook {subscription.pk} is set up for this channel."}
+    else:
+        document = {"type": PING, "subscription": subscription.pk, "sent_at": now.isoformat()}
+    return json.dumps(document).encode()
+
+
+# Sending ------------------------------------------------------------------------------
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is not a delivery: a 3xx is reported, not followed."""
+
+    def redirect_request(self, *args, **kwargs) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+    """POST `body` once; what came back (no exception escapes for a network failure)."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with _opener.open(request, timeout=timeout) as response:
+            response.read(65536)
+            return Answer(response.status)
+    except urllib.error.HTTPError as answered:
+        answered.close()
+        return Answer(answered.code, f"answered {answered.code} {answered.reason}"[:ERROR_MAX])
+    except urllib.error.URLError as failed:
+        return Answer(None, str(failed.reason)[:ERROR_MAX])
+    except (OSError, http.client.HTTPException, ValueError) as failed:
+        return Answer(None, (str(failed) or type(failed).__name__)[:ERROR_MAX])
+
+
+def send(subscription: Subscription, body: bytes, delivery: str, kind: str, timeout: float):
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        DELIVERY_HEADER: delivery,
+        EVENT_HEADER: kind,
+        SIGNATURE_HEADER: signature(subscription.secret, body),
+    }
+    return post(subscription.url, body, headers, timeout)
+
+
+def ping(subscription: Subscription) -> Delivery:
+    """Send a ping now and log it as a delivery without a position."""
+    now = timezone.now()
+    delivery = f"{subscription.pk}-{PING}-{secrets.token_hex(4)}"
+    answer = send(subscription, ping_body(subscription, now), delivery, PING, PING_TIMEOUT_SECONDS)
+    return Delivery.objects.create(
+        subscription=subscription,
+        delivery_id=delivery,
+        attempts=1,
+        status=answer.status,
+        error=answer.error,
+        last_tried_at=now,
+        delivered_at=now if answer.delivered else None,
+    )
+
+
+# The worker -------------------------------------------------------------------------
+
+
+def _log_try(subscription: Subscription, position: int, answer: Answer) -> bool:
+    """Log one try of an event's delivery; once delivered, move the cursor past it.
+    False when the subscription is gone."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            row, _ = Delivery.objects.get_or_create(
+                subscription=subscription,
+                position=position,
+                defaults={"delivery_id": delivery_id(subscription, position), "last_tried_at": now},
+            )
+            changes = {"status": answer.status, "error": answer.error, "last_tried_at": now}
+            if answer.delivered:
+                changes["delivered_at"] = now
+            Delivery.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1, **changes)
+            if answer.delivered:
+                _move_cursor(subscription, position)
+    except IntegrityError:
+        return False  # removed while we were sending
+    return True
+
+
+def _move_cursor(subscription: Subscription, position: int) -> None:
+    Subscription.objects.filter(pk=subscription.pk, cursor__lt=position).update(cursor=position)
+    subscription.cursor = max(subscription.cursor, position)
+
+
+class Follower(threading.Thread):
+    """Delivers one subscription's events, one at a time, in feed order."""
+
+    def __init__(self, subscription_id: int, pace: Pace) -> None:
+        super().__init__(name=f"webhook-{subscription_id}", daemon=True)
+        self.subscription_id = subscription_id
+        self.pace = pace
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                subscription = Subscription.objects.filter(pk=self.subscription_id).first()
+                if subscription is None or not self._follow(subscription):
+                    return
+        except Exception:
+            # The supervisor starts a new follower on its next round.
+            log.exception("webhook %s: the follower stopped", self.subscription_id)
+        finally:
+            connection.close()
+
+    def _follow(self, subscription: Subscription) -> bool:
+        """Deliver one page of the feed; False when told to stop or the subscription is gone."""
+        found, next_after = reading.feed(
+            subscription.cursor, self.pace.page, **subscription.filters
+        )
+        for position, event in found:
+            if not self._deliver(subscription, position, event):
+                return False
+        if next_after > subscription.cursor:
+            # Rows the filters skipped: nothing of them is owed.
+            _move_cursor(subscription, next_after)
+        return bool(found) or not self.stopping.wait(self.pace.poll_seconds)
+
+    def _deliver(self, subscription: Subscription, position: int, event: EventRecord) -> bool:
+        body = event_body(subscription, position, event)
+        wait = self.pace.first_retry_seconds
+        while True:
+            answer = send(
+                subscription,
+                body,
+                delivery_id(subscription, position),
+                event.type,
+                self.pace.timeout_seconds,
+            )
+            if not _log_try(subscription, position, answer):
+                return False
+            if answer.delivered:
+                return True
+            log.warning(
+                "webhook %s: event %s not delivered (%s); next try in %g s",
+                subscription.pk,
+                position,
+                answer.error,
+                wait,
+            )
+            if self.stopping.wait(wait):
+                return False
+            if not Subscription.objects.filter(pk=subscription.pk).exists():
+                return False
+            wait = min(wait * 2, self.pace.max_retry_seconds)
+
+
+def deliver_until(stopped: threading.Event, pace: Pace) -> None:
+    """Keep one follower running per subscription until `stopped` is set: start one for
+    each new subscription (or for one whose follower died), stop those removed."""
+    followers: dict[int, Follower] = {}
+    try:
+        while True:
+            wanted = set(Subscription.objects.values_list("pk", flat=True))
+            connection.close()  # the supervisor holds no connection while it waits
+            for pk, follower in list(followers.items()):
+                if pk not in wanted or not follower.is_alive():
+                    follower.stopping.set()
+                    del followers[pk]
+            for pk in wanted - followers.keys():
+                followers[pk] = Follower(pk, pace)
+                followers[pk].start()
+            if stopped.wait(pace.poll_seconds):
+                return
+    finally:
+        for follower in followers.values():
+            follower.stopping.set()
+        for follower in followers.values():
+            follower.join(timeout=pace.timeout_seconds + 1)

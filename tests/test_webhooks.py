@@ -1,0 +1,424 @@
+"""Webhooks: the delivery worker (`manage.py deliver`, a real process) POSTs each new
+matching event to a real local receiver, signed, in order, at least once; it retries with
+backoff, survives SIGKILL, and a dead endpoint does not hold back a healthy one. The
+page where a person manages their webhooks refuses bad input and shows the delivery log."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from sessions import open_sessions, webhooks
+from sessions.append import append_event
+from sessions.models import Delivery, Event, Subscription
+from sessions.projections import EventRecord
+from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+from tests.conftest import ROOT
+from tests.receiver import BlackHole, Receiver
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Fast enough for tests: a retry after 50 ms, doubling to at most 200 ms.
+FAST = ["--poll-seconds", "0.1", "--first-retry-seconds", "0.05", "--max-retry-seconds", "0.2"]
+
+
+class Deliverer:
+    """`manage.py deliver` in a process of its own, against the test database."""
+
+    def __init__(self, database_url: str, *options: str) -> None:
+        self.args = [sys.executable, "manage.py", "deliver", *FAST, *options]
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "Deliverer":
+        self.process = subprocess.Popen(
+            self.args, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
+        )
+        return self
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self.process.wait()
+
+
+@pytest.fixture
+def deliverer(database_url):
+    started = []
+
+    def start(*options: str) -> Deliverer:
+        started.append(Deliverer(database_url, *options).start())
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def receiver():
+    endpoint = Receiver()
+    yield endpoint
+    endpoint.close()
+
+
+def subscribe(user, url, payload=Subscription.EVENT, **filters) -> Subscription:
+    return webhooks.subscribe(user, url, payload, **filters)
+
+
+def positions_of(*sessions: str) -> list[int]:
+    rows = Event.objects.filter(session__in=sessions) if sessions else Event.objects.all()
+    return list(rows.order_by("id").values_list("id", flat=True))
+
+
+def start_and_block(user, session: str, blocks: int) -> None:
+    append_event(session, START, {"title": f"Work on {session}"}, user=user)
+    for n in range(blocks):
+        append_event(session, BLOCK, {"reason": f"reason {n}"}, user=user)
+
+
+# The worker ------------------------------------------------------------------------------
+
+
+def test_each_new_event_is_posted_in_order_as_the_feed_gives_it(alice, receiver, deliverer):
+    hook = subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(alice, "fix-login", 3)
+    expected = positions_of()
+    assert receiver.wait_until(lambda got: len(got) >= 4)
+    time.sleep(0.3)  # nothing more comes
+    assert [r.json["position"] for r in receiver.received] == expected
+    first = receiver.received[0].json
+    assert (first["session"], first["seq"], first["type"], first["title"]) == (
+        "fix-login",
+        1,
+        START,
+        "Work on fix-login",
+    )
+    assert receiver.received[1].headers["X-Tower-Event"] == BLOCK
+    assert [r.delivery for r in receiver.received] == [f"{hook.pk}-{p}" for p in expected]
+
+
+def test_every_body_is_signed_with_the_subscription_secret(alice, receiver, deliverer):
+    hook = subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(alice, "fix-login", 1)
+    assert receiver.wait_until(lambda got: len(got) >= 2)
+    assert all(r.signed_by(hook.secret) for r in receiver.received)
+    assert not receiver.received[0].signed_by("another secret")
+
+
+def test_a_webhook_hears_only_of_events_after_it_was_added(alice, receiver, deliverer):
+    start_and_block(alice, "before", 2)
+    subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(alice, "after", 0)
+    assert receiver.wait_until(lambda got: len(got) >= 1)
+    time.sleep(0.3)
+    assert [r.json["session"] for r in receiver.received] == ["after"]
+
+
+def test_a_refused_event_is_retried_until_a_2xx_and_nothing_after_it_overtakes_it(alice, deliverer):
+    failing = Receiver(answer=lambda n: 503 if n <= 3 else 200)
+    try:
+        hook = subscribe(alice, failing.url)
+        deliverer()
+        start_and_block(alice, "fix-login", 1)
+        assert failing.wait_until(lambda got: len(got) >= 5)
+        time.sleep(0.3)
+        first, second = positions_of()
+        assert [r.json["position"] for r in failing.received] == [first] * 4 + [second]
+        # The same delivery id on every try, so a receiver can drop repeats.
+        assert {r.delivery for r in failing.received[:4]} == {f"{hook.pk}-{first}"}
+        log = Delivery.objects.get(subscription=hook, position=first)
+        assert (log.attempts, log.status, log.error) == (4, 200, "")
+        assert log.delivered_at is not None
+        assert Subscription.objects.get(pk=hook.pk).cursor == second
+    finally:
+        failing.close()
+
+
+def test_the_log_keeps_the_last_failure_of_an_event_not_yet_delivered(alice, deliverer):
+    refusing = Receiver(answer=lambda n: 500)
+    try:
+        hook = subscribe(alice, refusing.url)
+        deliverer()
+        start_and_block(alice, "fix-login", 0)
+        assert refusing.wait_until(lambda got: len(got) >= 3)
+        cursor_before = hook.cursor
+        log = Delivery.objects.get(subscription=hook)
+        assert log.status == 500 and "500" in log.error and log.delivered_at is None
+        assert log.attempts >= 2
+        assert Subscription.objects.get(pk=hook.pk).cursor == cursor_before
+    finally:
+        refusing.close()
+
+
+def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_order(
+    alice, database_url, deliverer
+):
+    held, release = threading.Event(), threading.Event()
+
+    def answer(number: int) -> int:
+        if number == 6:  # hold the sixth POST until the worker is dead
+            held.set()
+            release.wait(timeout=30)
+        return 204
+
+    slow = Receiver(answer=answer)
+    try:
+        subscribe(alice, slow.url)
+        start_and_block(alice, "fix-login", 11)
+        expected = positions_of()
+        first = deliverer()
+        assert held.wait(timeout=30)
+        first.kill()
+        release.set()
+        deliverer()
+        assert slow.wait_until(lambda got: {r.json["position"] for r in got} >= set(expected))
+        time.sleep(0.3)
+        received = [r.json["position"] for r in slow.received]
+        # The held event is sent again (at least once); nothing is skipped; in order.
+        assert received[:6] == expected[:6]
+        assert received[6:] == expected[5:]
+    finally:
+        release.set()
+        slow.close()
+
+
+def test_a_dead_endpoint_does_not_delay_a_healthy_one(alice, receiver, deliverer):
+    dead = BlackHole()
+    try:
+        subscribe(alice, dead.url)
+        subscribe(alice, receiver.url)
+        # Each POST to the dead endpoint waits 30 s for an answer that never comes.
+        deliverer("--timeout-seconds", "30")
+        time.sleep(0.5)
+        started = time.monotonic()
+        start_and_block(alice, "fix-login", 4)
+        assert receiver.wait_until(lambda got: len(got) >= 5, timeout=10)
+        assert receiver.received[-1].at - started < 5
+    finally:
+        dead.close()
+
+
+def test_a_filtered_webhook_gets_only_its_events_and_its_cursor_passes_the_rest(
+    alice, receiver, deliverer
+):
+    hook = subscribe(alice, receiver.url, event_type=BLOCK, stream="fix-login")
+    deliverer()
+    start_and_block(alice, "fix-login", 2)
+    start_and_block(alice, "docs", 2)
+    assert receiver.wait_until(lambda got: len(got) >= 2)
+    time.sleep(0.5)
+    assert [(r.json["session"], r.json["type"]) for r in receiver.received] == [
+        ("fix-login", BLOCK),
+        ("fix-login", BLOCK),
+    ]
+    assert Subscription.objects.get(pk=hook.pk).cursor == positions_of()[-1]
+
+
+def test_a_slack_webhook_gets_one_text_line_per_event(alice, receiver, deliverer):
+    subscribe(alice, receiver.url, Subscription.SLACK)
+    deliverer()
+    append_event("fix-login", START, {"title": "Fix flaky login test"}, user=alice)
+    append_event("fix-login", BLOCK, {"reason": "needs the CI secrets rotated"}, user=alice)
+    assert receiver.wait_until(lambda got: len(got) >= 2)
+    assert [r.json for r in receiver.received] == [
+        {"text": "alice started *Fix flaky login test*"},
+        {"text": "alice blocked *Fix flaky login test*: needs the CI secrets rotated"},
+    ]
+
+
+def test_a_removed_webhook_is_sent_nothing_more(alice, receiver, deliverer):
+    hook = subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(alice, "fix-login", 0)
+    assert receiver.wait_until(lambda got: len(got) >= 1)
+    hook.delete()
+    time.sleep(0.5)  # the worker notices
+    start_and_block(alice, "docs", 0)
+    time.sleep(0.5)
+    assert len(receiver.received) == 1
+
+
+def test_the_worker_stops_cleanly_on_sigterm(database_url):
+    worker = Deliverer(database_url).start()
+    time.sleep(1.5)
+    assert worker.stop() == 0
+
+
+# What is sent ---------------------------------------------------------------------------
+
+
+def event(type_, **fields) -> EventRecord:
+    return EventRecord("fix-login", 2, type_, None, "agent-7", **fields)
+
+
+def test_a_slack_line_says_who_did_what_to_which_session_and_why():
+    line = webhooks.slack_text(
+        event(BLOCK, reason="needs the CI secrets rotated"), "Fix flaky login test"
+    )
+    assert line == "agent-7 blocked *Fix flaky login test*: needs the CI secrets rotated"
+
+
+def test_a_slack_line_of_a_close_names_its_outcome_and_note():
+    line = webhooks.slack_text(event(CLOSE, outcome="failed", note="gave up"), "Fix login")
+    assert line == "agent-7 closed *Fix login* (failed): gave up"
+
+
+def test_a_slack_line_escapes_the_characters_slack_reads_as_markup():
+    line = webhooks.slack_text(event(UNBLOCK, note="<!channel> & co"), "a <b> title")
+    assert line == "agent-7 unblocked *a &lt;b&gt; title*: &lt;!channel&gt; &amp; co"
+
+
+def test_a_slack_line_of_a_plan_names_the_plan():
+    line = webhooks.slack_text(event(PLAN_CREATE, title="Ship v2"), "Ship v2")
+    assert line == "agent-7 made the plan *Ship v2*"
+
+
+def test_the_signature_is_the_hmac_sha256_of_the_body_under_the_secret():
+    # From RFC 4231's test case 2 ("Jefe").
+    body = b"what do ya want for nothing?"
+    assert webhooks.signature("Jefe", body) == (
+        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    )
+
+
+def test_a_redirect_is_reported_not_followed():
+    moved = Receiver(answer=lambda n: 302)
+    try:
+        answer = webhooks.post(moved.url, b"{}", {}, timeout=5)
+        assert answer.status == 302 and not answer.delivered
+    finally:
+        moved.close()
+
+
+def test_an_unreachable_url_is_an_answer_without_a_status():
+    dead = BlackHole()
+    url = dead.url
+    dead.close()  # nothing listens there any more
+    answer = webhooks.post(url, b"{}", {}, timeout=5)
+    assert answer.status is None and "refused" in answer.error.lower()
+
+
+# The page ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def alice_page(client, alice):
+    client.force_login(alice)
+    return client
+
+
+def test_a_person_adds_a_webhook_that_starts_at_the_feed_s_end(alice_page, alice):
+    start_and_block(alice, "before", 1)
+    answer = alice_page.post(
+        "/webhooks/", {"url": "https://hooks.example.com/x", "payload": "slack", "plan": "ship"}
+    )
+    assert answer.status_code == 302
+    hook = Subscription.objects.get()
+    assert (hook.owner, hook.url, hook.payload, hook.plan, hook.event_type) == (
+        alice,
+        "https://hooks.example.com/x",
+        "slack",
+        "ship",
+        "",
+    )
+    assert hook.cursor == open_sessions.safe_position() == positions_of()[-1]
+    assert len(hook.secret) == 64
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"url": "ftp://example.com/x"}, "url", "Enter a valid URL."),
+        ({"url": "javascript:alert(1)"}, "url", "Enter a valid URL."),
+        ({"url": ""}, "url", "This field is required."),
+        ({"url": "https://x.example", "stream": "../etc"}, "stream", "An id may hold only"),
+        ({"url": "https://x.example", "plan": "a b"}, "plan", "An id may hold only"),
+        ({"url": "https://x.example", "event_type": "session_x"}, "event_type", "valid choice"),
+    ],
+)
+def test_a_bad_webhook_is_refused_with_the_form_reshown_and_nothing_written(
+    alice_page, fields, field, message
+):
+    answer = alice_page.post("/webhooks/", {"payload": "event", **fields})
+    assert answer.status_code == 400
+    assert message in " ".join(answer.context["form"].errors[field])
+    assert Subscription.objects.count() == 0
+
+
+def test_the_page_lists_a_person_s_webhooks_with_their_deliveries(alice_page, alice, bob):
+    mine = subscribe(alice, "https://mine.example/hook")
+    subscribe(bob, "https://bobs.example/hook")
+    Delivery.objects.create(
+        subscription=mine,
+        position=7,
+        delivery_id=f"{mine.pk}-7",
+        attempts=3,
+        status=503,
+        error="answered 503 Service Unavailable",
+        last_tried_at=mine.created_at,
+    )
+    page = alice_page.get("/webhooks/").content.decode()
+    assert "https://mine.example/hook" in page and "bobs.example" not in page
+    assert f"{mine.pk}-7" in page and "answered 503 Service Unavailable" in page
+
+
+def test_a_superuser_sees_and_removes_everyone_s_webhooks(client, make_user, bob):
+    admin = make_user("root", is_superuser=True)
+    hook = subscribe(bob, "https://bobs.example/hook")
+    client.force_login(admin)
+    assert "bobs.example" in client.get("/webhooks/").content.decode()
+    assert client.post(f"/webhooks/{hook.pk}/remove").status_code == 302
+    assert not Subscription.objects.exists()
+
+
+@pytest.mark.parametrize("action", ["ping", "remove"])
+def test_another_person_s_webhook_is_not_found(alice_page, bob, action):
+    hook = subscribe(bob, "https://bobs.example/hook")
+    assert alice_page.post(f"/webhooks/{hook.pk}/{action}").status_code == 404
+    assert Subscription.objects.filter(pk=hook.pk).exists()
+    assert not Delivery.objects.exists()
+
+
+def test_a_ping_is_sent_signed_and_logged(alice_page, alice, receiver):
+    hook = subscribe(alice, receiver.url)
+    assert alice_page.post(f"/webhooks/{hook.pk}/ping").status_code == 302
+    (ping,) = receiver.received
+    assert ping.json["type"] == "ping" and ping.json["subscription"] == hook.pk
+    assert ping.signed_by(hook.secret) and ping.headers["X-Tower-Event"] == "ping"
+    log = Delivery.objects.get()
+    assert (log.position, log.status, log.delivery_id) == (None, 204, ping.delivery)
+
+
+def test_a_ping_to_a_dead_endpoint_logs_why(alice_page, alice):
+    dead = BlackHole()
+    url = dead.url
+    dead.close()
+    hook = subscribe(alice, url)
+    alice_page.post(f"/webhooks/{hook.pk}/ping")
+    log = Delivery.objects.get()
+    assert log.status is None and log.delivered_at is None and log.error
+
+
+def test_the_webhooks_page_needs_a_signed_in_person(client):
+    answer = client.get("/webhooks/")
+    assert answer.status_code == 302 and "/login" in answer["Location"]
