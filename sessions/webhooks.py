@@ -17,15 +17,16 @@ import hmac
 import http.client
 import json
 import logging
+import math
 import secrets
 import threading
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from . import open_sessions, reading, schemas, vocabulary
@@ -49,7 +50,8 @@ ERROR_MAX = Delivery._meta.get_field("error").max_length
 class Pace:
     """How the worker paces itself; `manage.py deliver` takes each as an option."""
 
-    poll_seconds: float = 1.0  # how often an idle follower asks the feed again
+    poll_seconds: float = 0.1  # how often the worker asks where the feed ends
+    rescan_seconds: float = 1.0  # how often it looks for added and removed subscriptions
     first_retry_seconds: float = 1.0  # the wait after a first failed try, doubled each time
     max_retry_seconds: float = 300.0
     timeout_seconds: float = 10.0  # per POST
@@ -211,25 +213,43 @@ def ping(subscription: Subscription) -> Delivery:
 # The worker -------------------------------------------------------------------------
 
 
-def _log_try(subscription: Subscription, position: int, answer: Answer) -> bool:
-    """Log one try of an event's delivery; once delivered, move the cursor past it.
-    False when the subscription is gone."""
-    now = timezone.now()
+def _log_delivered(subscription: Subscription, delivered: list[Delivery]) -> bool:
+    """Log a run of delivered events and move the cursor past them, in one transaction:
+    the bookkeeping costs one commit per run, not per event. A worker killed before it
+    sends them again (at least once). False when the subscription is gone."""
+    if not delivered:
+        return True
     try:
         with transaction.atomic():
-            row, _ = Delivery.objects.get_or_create(
-                subscription=subscription,
-                position=position,
-                defaults={"delivery_id": delivery_id(subscription, position), "last_tried_at": now},
+            Delivery.objects.bulk_create(
+                delivered,
+                update_conflicts=True,  # an event whose failed tries were logged
+                unique_fields=["subscription", "position"],
+                update_fields=["attempts", "status", "error", "last_tried_at", "delivered_at"],
             )
-            changes = {"status": answer.status, "error": answer.error, "last_tried_at": now}
-            if answer.delivered:
-                changes["delivered_at"] = now
-            Delivery.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1, **changes)
-            if answer.delivered:
-                _move_cursor(subscription, position)
+            _move_cursor(subscription, delivered[-1].position)
     except IntegrityError:
         return False  # removed while we were sending
+    delivered.clear()
+    return True
+
+
+def _log_failure(subscription: Subscription, position: int, tries: int, answer: Answer) -> bool:
+    """Log a failed try at once, for the page to show. False when the subscription is gone."""
+    try:
+        Delivery.objects.update_or_create(
+            subscription=subscription,
+            position=position,
+            defaults={
+                "delivery_id": delivery_id(subscription, position),
+                "attempts": tries,
+                "status": answer.status,
+                "error": answer.error,
+                "last_tried_at": timezone.now(),
+            },
+        )
+    except IntegrityError:
+        return False
     return True
 
 
@@ -241,11 +261,16 @@ def _move_cursor(subscription: Subscription, position: int) -> None:
 class Follower(threading.Thread):
     """Delivers one subscription's events, one at a time, in feed order."""
 
-    def __init__(self, subscription_id: int, pace: Pace) -> None:
+    def __init__(self, subscription_id: int, pace: Pace, feed_end: "FeedEnd") -> None:
         super().__init__(name=f"webhook-{subscription_id}", daemon=True)
         self.subscription_id = subscription_id
         self.pace = pace
+        self.feed_end = feed_end
         self.stopping = threading.Event()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.feed_end.wake()
 
     def run(self) -> None:
         try:
@@ -261,32 +286,62 @@ class Follower(threading.Thread):
 
     def _follow(self, subscription: Subscription) -> bool:
         """Deliver one page of the feed; False when told to stop or the subscription is gone."""
-        found, next_after = reading.feed(
-            subscription.cursor, self.pace.page, **subscription.filters
-        )
-        for position, event in found:
-            if not self._deliver(subscription, position, event):
-                return False
+        page = self.pace.page
+        found, next_after = reading.feed(subscription.cursor, page, **subscription.filters)
+        delivered: list[Delivery] = []
+        whole = True
+        try:
+            for position, event in found:
+                if not self._deliver(subscription, position, event, delivered):
+                    whole = False
+                    break
+        finally:
+            kept = _log_delivered(subscription, delivered)
+        if not (whole and kept):
+            return False
         if next_after > subscription.cursor:
             # Rows the filters skipped: nothing of them is owed.
             _move_cursor(subscription, next_after)
-        return bool(found) or not self.stopping.wait(self.pace.poll_seconds)
+        if not found:
+            # Caught up: wait for the feed to move on (or, to notice a removal, a while).
+            self.feed_end.wait_past(subscription.cursor, self.pace.rescan_seconds, self.stopping)
+        return not self.stopping.is_set()
 
-    def _deliver(self, subscription: Subscription, position: int, event: EventRecord) -> bool:
+    def _deliver(
+        self,
+        subscription: Subscription,
+        position: int,
+        event: EventRecord,
+        delivered: list[Delivery],
+    ) -> bool:
+        """Send one event until it is answered with a 2xx, and add it to `delivered`.
+        False when told to stop or the subscription is gone."""
         body = event_body(subscription, position, event)
+        identity = delivery_id(subscription, position)
         wait = self.pace.first_retry_seconds
+        tries = 0
         while True:
-            answer = send(
-                subscription,
-                body,
-                delivery_id(subscription, position),
-                event.type,
-                self.pace.timeout_seconds,
-            )
-            if not _log_try(subscription, position, answer):
-                return False
+            tries += 1
+            answer = send(subscription, body, identity, event.type, self.pace.timeout_seconds)
             if answer.delivered:
+                now = timezone.now()
+                delivered.append(
+                    Delivery(
+                        subscription=subscription,
+                        position=position,
+                        delivery_id=identity,
+                        attempts=tries,
+                        status=answer.status,
+                        last_tried_at=now,
+                        delivered_at=now,
+                    )
+                )
                 return True
+            # What was delivered before this event is logged before the wait.
+            if not _log_delivered(subscription, delivered):
+                return False
+            if not _log_failure(subscription, position, tries, answer):
+                return False
             log.warning(
                 "webhook %s: event %s not delivered (%s); next try in %g s",
                 subscription.pk,
@@ -301,25 +356,55 @@ class Follower(threading.Thread):
             wait = min(wait * 2, self.pace.max_retry_seconds)
 
 
+class FeedEnd:
+    """Where the feed ends, as the worker last asked: one question per poll for the whole
+    worker, however many subscriptions it follows, and a caught-up follower wakes as
+    soon as the feed moves on instead of sleeping through a fixed interval."""
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.moved = threading.Condition()
+
+    def move_to(self, position: int) -> None:
+        with self.moved:
+            if position > self.position:
+                self.position = position
+                self.moved.notify_all()
+
+    def wake(self) -> None:
+        with self.moved:
+            self.moved.notify_all()
+
+    def wait_past(self, cursor: int, timeout: float, stopping: threading.Event) -> None:
+        with self.moved:
+            self.moved.wait_for(lambda: self.position > cursor or stopping.is_set(), timeout)
+
+
 def deliver_until(stopped: threading.Event, pace: Pace) -> None:
     """Keep one follower running per subscription until `stopped` is set: start one for
-    each new subscription (or for one whose follower died), stop those removed."""
+    each new subscription (or for one whose follower died), stop those removed; and tell
+    them where the feed ends."""
     followers: dict[int, Follower] = {}
+    feed_end = FeedEnd()
+    rescanned_at = -math.inf
     try:
         while True:
-            wanted = set(Subscription.objects.values_list("pk", flat=True))
-            connection.close()  # the supervisor holds no connection while it waits
-            for pk, follower in list(followers.items()):
-                if pk not in wanted or not follower.is_alive():
-                    follower.stopping.set()
-                    del followers[pk]
-            for pk in wanted - followers.keys():
-                followers[pk] = Follower(pk, pace)
-                followers[pk].start()
+            if time.monotonic() - rescanned_at >= pace.rescan_seconds:
+                rescanned_at = time.monotonic()
+                wanted = set(Subscription.objects.values_list("pk", flat=True))
+                for pk, follower in list(followers.items()):
+                    if pk not in wanted or not follower.is_alive():
+                        follower.stop()
+                        del followers[pk]
+                for pk in wanted - followers.keys():
+                    followers[pk] = Follower(pk, pace, feed_end)
+                    followers[pk].start()
+            feed_end.move_to(open_sessions.safe_position())
             if stopped.wait(pace.poll_seconds):
                 return
     finally:
         for follower in followers.values():
-            follower.stopping.set()
+            follower.stop()
         for follower in followers.values():
             follower.join(timeout=pace.timeout_seconds + 1)
+        connection.close()

@@ -17,6 +17,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     at: float  # time.monotonic() when it arrived
+    wall: float  # time.time() then, to set beside an event's timestamp
 
     @property
     def json(self) -> object:
@@ -45,7 +46,9 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with receiver.arrived:
-                    receiver.received.append(Received(dict(self.headers), body, time.monotonic()))
+                    receiver.received.append(
+                        Received(dict(self.headers), body, time.monotonic(), time.time())
+                    )
                     number = len(receiver.received)
                     receiver.arrived.notify_all()
                 status = answer(number) if answer else 204
