@@ -26,7 +26,7 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from . import open_sessions, reading, schemas, vocabulary
@@ -380,6 +380,17 @@ class FeedEnd:
             self.moved.wait_for(lambda: self.position > cursor or stopping.is_set(), timeout)
 
 
+def _rescan(followers: dict[int, Follower], pace: Pace, feed_end: FeedEnd) -> None:
+    wanted = set(Subscription.objects.values_list("pk", flat=True))
+    for pk, follower in list(followers.items()):
+        if pk not in wanted or not follower.is_alive():
+            follower.stop()
+            del followers[pk]
+    for pk in wanted - followers.keys():
+        followers[pk] = Follower(pk, pace, feed_end)
+        followers[pk].start()
+
+
 def deliver_until(stopped: threading.Event, pace: Pace) -> None:
     """Keep one follower running per subscription until `stopped` is set: start one for
     each new subscription (or for one whose follower died), stop those removed; and tell
@@ -389,17 +400,15 @@ def deliver_until(stopped: threading.Event, pace: Pace) -> None:
     rescanned_at = -math.inf
     try:
         while True:
-            if time.monotonic() - rescanned_at >= pace.rescan_seconds:
-                rescanned_at = time.monotonic()
-                wanted = set(Subscription.objects.values_list("pk", flat=True))
-                for pk, follower in list(followers.items()):
-                    if pk not in wanted or not follower.is_alive():
-                        follower.stop()
-                        del followers[pk]
-                for pk in wanted - followers.keys():
-                    followers[pk] = Follower(pk, pace, feed_end)
-                    followers[pk].start()
-            feed_end.move_to(open_sessions.safe_position())
+            try:
+                if time.monotonic() - rescanned_at >= pace.rescan_seconds:
+                    rescanned_at = time.monotonic()
+                    _rescan(followers, pace, feed_end)
+                feed_end.move_to(open_sessions.safe_position())
+            except DatabaseError:
+                # The database is away for a moment: the followers keep trying too.
+                log.exception("webhooks: the worker could not read the database")
+                connection.close()
             if stopped.wait(pace.poll_seconds):
                 return
     finally:
