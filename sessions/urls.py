@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, views
+from . import api, mcp_tools, views
 
 SESSION = "<str:session_id>"
 PLAN = "<str:plan_id>"
@@ -22,4 +22,5 @@ urlpatterns = [
     path("webhooks/<int:subscription_id>/ping", views.webhook_ping, name="webhook_ping"),
     path("webhooks/<int:subscription_id>/remove", views.webhook_remove, name="webhook_remove"),
     path("api/", api.urls()),
+    path(mcp_tools.PATH.lstrip("/"), mcp_tools.endpoint, name="mcp"),
 ]

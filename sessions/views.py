@@ -1,6 +1,7 @@
 """The board, the session page and their forms. Requests append; pages are projections."""
 
 import functools
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
@@ -18,6 +19,7 @@ from . import (
     api,
     charts,
     drawing,
+    mcp_tools,
     plans,
     reading,
     schemas,
@@ -558,13 +560,23 @@ def token_list(request):
         row, token = tokens.create_token(request.user, form.cleaned_data["name"])
         request.session[NEW_TOKEN] = [row.name, token]
         return redirect("tokens")
+    made = request.session.pop(NEW_TOKEN, None)
     context = {
         "form": form,
-        "made": request.session.pop(NEW_TOKEN, None),
+        "made": made,
         "tokens": tokens.visible_tokens(request.user),
         "api_url": request.build_absolute_uri("/api"),
+        "mcp_config": mcp_client_config(
+            request.build_absolute_uri(mcp_tools.PATH), made[1] if made else "<your token>"
+        ),
     }
     return render(request, "sessions/tokens.html", context, status=400 if form.errors else 200)
+
+
+def mcp_client_config(url: str, token: str) -> str:
+    """An `mcpServers` entry an MCP client (Claude Code, Cursor…) takes as it is."""
+    server = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    return json.dumps({"mcpServers": {"control-tower": server}}, indent=2)
 
 
 @login_required

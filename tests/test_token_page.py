@@ -1,6 +1,9 @@
 """Tokens, self-service: a person makes a token (shown once), sees when each was made and
 last used, and revokes it; a superuser sees everyone's."""
 
+import html
+import json
+
 import pytest
 
 from sessions.models import ApiToken
@@ -73,3 +76,22 @@ def test_revoking_needs_a_post(alice, alice_client):
 
 def test_the_tokens_page_needs_a_signed_in_person(client):
     assert client.get("/tokens/").status_code == 302
+
+
+def test_the_page_gives_an_mcp_client_configuration_with_the_new_token(alice_client):
+    answer = alice_client.post("/tokens/", {"name": "claude"}, follow=True)
+    token = answer.context["made"][1]
+    config = json.loads(answer.context["mcp_config"])
+    assert config == {
+        "mcpServers": {
+            "control-tower": {
+                "type": "http",
+                "url": "http://testserver/mcp",
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+    assert html.escape(answer.context["mcp_config"]) in answer.content.decode()
+    later = alice_client.get("/tokens/")
+    assert token not in later.content.decode()
+    assert "Bearer &lt;your token&gt;" in later.content.decode()

@@ -16,6 +16,7 @@ def test_a_person_makes_a_token_uses_it_and_revokes_it(page_as, alice, live_serv
     page.get_by_role("button", name="Make a token").click()
     expect(page.locator(".new-token")).to_contain_text("shown only once")
     token = page.locator("#new-token").inner_text()
+    expect(page.locator("#mcp-config")).to_contain_text(f'"Authorization": "Bearer {token}"')
     row = page.locator(".token-row", has_text="claude-on-laptop")
     expect(row).to_contain_text("never")
     assert http_request(live_server.url, "GET", "/api/sessions", token=token).status == 200
