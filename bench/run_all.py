@@ -18,6 +18,9 @@ if __name__ == "__main__":
         "hand_sql.py",
         "plans.py",
         "time_attention.py",
+        "feed.py",
+        "webhooks.py",
+        "mcp_overhead.py",
     ):
         for engine in ("sqlite", "postgresql"):
             subprocess.run([sys.executable, str(HERE / script), engine, *sys.argv[1:]], check=True)

@@ -4,8 +4,9 @@
 
 Each stream is imported (start, then block/unblock alternating, as a chatty agent's),
 then, through Django's full request stack in process (test client, production
-settings): the API view `GET /api/sessions/<id>`, the session page's first screen, and
-an append (`POST …/events`, block and unblock in turn, each answered with the view).
+settings): the API view `GET /api/sessions/<id>`, the session page's first screen, its
+card on the board (its view made into a card and rendered, as the board does), and an
+append (`POST …/events`, block and unblock in turn, each answered with the view).
 Reports the median and range of 5 runs of 20 requests each, and the ratio to the
 10-event stream. The largest stream stops short of the cap (`MAX_STREAM_EVENTS`) so
 that appends are still allowed.
@@ -48,8 +49,10 @@ def per_request_ms(request):
 def main(engine):
     setup_django(engine)
     from django.contrib.auth.models import User
-    from django.test import Client
+    from django.template.loader import render_to_string
+    from django.test import Client, RequestFactory
 
+    from sessions import reading, views
     from sessions.append import import_stream
     from sessions.tokens import create_token
 
@@ -59,6 +62,14 @@ def main(engine):
     browser = Client()
     browser.force_login(user)
     appends = iter(range(10**9))
+    card_request = RequestFactory().get("/")
+    card_request.user = user
+
+    def card(session_id):
+        """One card of the board: its session's view, made into a card and rendered."""
+        view = reading.session_views([session_id])[session_id]
+        context = {"card": views.make_card(view, user), "on_card": True}
+        return render_to_string("sessions/_card.html", context, card_request)
 
     def append(session_id):
         if next(appends) % 2 == 0:
@@ -77,6 +88,7 @@ def main(engine):
         measures = {
             "view (API)": lambda s=session_id: api.get(f"/api/sessions/{s}"),
             "session page": lambda s=session_id: browser.get(f"/sessions/{s}/"),
+            "card (board)": lambda s=session_id: card(s),
             "append (API)": lambda s=session_id: append(s),
         }
         for name, request in measures.items():

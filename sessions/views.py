@@ -263,12 +263,12 @@ def session_context(request, session_id, failed_form=None, message=None):
     # for; the others are linked, so that a long stream never makes a long page or a
     # long read.
     end = min(timeline_before(request) or view.seq + 1, view.seq + 1)
-    start = max(1, end - vocabulary.MAX_EVENTS_PAGE)
+    start = max(1, end - vocabulary.TIMELINE_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
         "events": timeline(reading.events_page(session_id, start - 1, end - start + 1), end),
         "earlier": start if start > 1 else None,
-        "later": end + vocabulary.MAX_EVENTS_PAGE if end <= view.seq else None,
+        "later": end + vocabulary.TIMELINE_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
         "poll_seconds": settings.POLL_SECONDS,

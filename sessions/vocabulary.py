@@ -71,7 +71,10 @@ MAX_STREAM_EVENTS = 100_000
 
 # What one request may ask for or be given, so that its cost is bounded.
 MAX_BLOCKERS_SHOWN = 20  # a view lists the latest open blocks and counts them all
-MAX_EVENTS_PAGE = 200  # events per page of a stream's events or timeline
+MAX_EVENTS_PAGE = 200  # events per page of a stream's events (API)
+# Timeline rows per page of the session page: its first screen costs the same at 10 events
+# or 100,000 (a page of 200 rows cost 4–5× a page of 10 to render, bench/RESULTS.md §7).
+TIMELINE_PAGE = 25
 MAX_FEED_PAGE = 1000  # events per page of the global feed
 DEFAULT_FEED_PAGE = 100
 DEFAULT_PAGE_SIZE = 50

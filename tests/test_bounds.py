@@ -17,6 +17,7 @@ from sessions.vocabulary import BLOCK, UNBLOCK
 @pytest.fixture
 def small_pages(monkeypatch):
     monkeypatch.setattr(vocabulary, "MAX_EVENTS_PAGE", 3)
+    monkeypatch.setattr(vocabulary, "TIMELINE_PAGE", 3)
 
 
 def grow(session_id, user, blocks):
