@@ -8,12 +8,17 @@ do), one connection per request (gunicorn's sync workers close each). The client
 requests on raw sockets: the load generator shares the 2 cores with the server, and
 http.client cost it twice as much CPU per request. Reports events/s, p50/p99 latency, errors,
 and checks that every acknowledged event is stored exactly once.
+
+The ceiling: the same clients ask a trivial view (`ceiling_urls.py`, a JsonResponse behind
+the project's own middleware, on the same server) for as many requests just before and
+just after each append run; the append's rate is reported as a share of their mean.
 """
 
 import http.client
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -31,7 +36,13 @@ GUNICORN = os.environ.get("BENCH_GUNICORN", "--workers 2 --worker-class sync").s
 def start_server(engine):
     args = [sys.executable, "-m", "gunicorn", "controltower.wsgi", "--bind", f"127.0.0.1:{PORT}"]
     args += [*GUNICORN, "--log-level", "warning"]
-    server = subprocess.Popen(args, cwd=ROOT, env=server_env(engine))
+    # The project's settings and URLs, plus the trivial view of the ceiling.
+    env = {
+        **server_env(engine),
+        "DJANGO_SETTINGS_MODULE": "ceiling_settings",
+        "PYTHONPATH": str(ROOT / "bench"),
+    }
+    server = subprocess.Popen(args, cwd=ROOT, env=env)
     for _ in range(300):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
@@ -99,6 +110,23 @@ def client_run(token, sessions, count):
     return latencies, acknowledged, errors
 
 
+CEILING_REQUEST = b"GET /bench/ceiling HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+def ceiling(clients):
+    """Requests/s of the trivial view, by the same clients as the appends: the ceiling."""
+
+    def client_run(count):
+        for _ in range(count):
+            answer = timed_exchange(CEILING_REQUEST)
+            assert answer is not None and answer[1] == 200
+
+    begin = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client_run, [TOTAL // clients] * clients))
+    return TOTAL / (time.perf_counter() - begin)
+
+
 def run(token, clients, prefix):
     from django.contrib.auth.models import User
 
@@ -137,13 +165,18 @@ def main(engine):
     rows = []
     try:
         for clients in (8, 32):
+            before = ceiling(clients)
             elapsed, latencies, acknowledged, errors, sessions = run(token, clients, f"c{clients}-")
+            roof = statistics.mean([before, ceiling(clients)])
+            rate = len(acknowledged) / elapsed
             rows.append(
                 (
                     engine,
                     clients,
                     len(latencies),
-                    f"{len(acknowledged) / elapsed:,.0f}",
+                    f"{rate:,.0f}",
+                    f"{roof:,.0f}",
+                    f"{rate / roof:.2f}",
                     f"{percentile(latencies, 0.5):.1f}",
                     f"{percentile(latencies, 0.99):.1f}",
                     errors,
@@ -161,6 +194,8 @@ def main(engine):
             "clients",
             "requests",
             "events/s",
+            "ceiling req/s",
+            "÷ ceiling",
             "p50 ms",
             "p99 ms",
             "errors",

@@ -418,7 +418,18 @@ def _unauthorized(detail: str) -> JsonResponse:
 
 @csrf_exempt
 def endpoint(request: HttpRequest) -> HttpResponse:
-    """/mcp: the bearer token first (401 without one), then the SDK answers."""
+    """/mcp: the bearer token first (401 without one), then the SDK answers a POST.
+
+    Only POST is served: every tool answers at once, so there is no event stream to open
+    with a GET (which would hold a worker for as long as a client keeps it) and no
+    session to end with a DELETE."""
+    if request.method != "POST":
+        response = JsonResponse(
+            {"error": "method_not_allowed", "detail": "Send MCP messages with POST."},
+            status=405,
+        )
+        response["Allow"] = "POST"
+        return response
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _unauthorized("Send a token as 'Authorization: Bearer <token>'.")

@@ -317,3 +317,22 @@ def test_gunicorn_s_sync_workers_serve_mcp_as_deployed(gunicorn, alice_token):
 
     result = asyncio.run(steps())
     assert not result.is_error and result.structured_content["owner"] == "alice"
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
+def test_mcp_answers_only_post_so_no_stream_holds_a_worker(live_server, alice_token, method):
+    answer = http_request(live_server.url, method, "/mcp", token=alice_token)
+    assert answer.status == 405 and answer.headers["Allow"] == "POST"
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [(b"{bad", 400), (b"[]", 400), (b'{"jsonrpc": "2.0", "id": 1, "method": "nope"}', 200)],
+)
+def test_a_malformed_message_gets_a_json_rpc_error_not_a_server_error(
+    live_server, alice_token, body, status
+):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    answer = http_request(live_server.url, "POST", "/mcp", body, token=alice_token, headers=headers)
+    assert answer.status == status
+    assert "error" in answer.json()
