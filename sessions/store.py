@@ -296,18 +296,22 @@ _MICROSECONDS = {
     "postgresql": "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint",
 }
 _SPANS = (
-    "SELECT type, SUM(next_at - at) FROM (SELECT type, {at} AS at,"
-    " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event WHERE session = %s)"
-    " AS spans WHERE next_at IS NOT NULL GROUP BY type"
+    "SELECT type, SUM(next_at - at), MAX(seq) FROM (SELECT type, seq, {at} AS at,"
+    " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event"
+    " WHERE session = %s AND seq >= %s) AS spans WHERE next_at IS NOT NULL GROUP BY type"
 )
 
 
-def stream_spans(stream: str) -> dict[str, int]:
-    """Microseconds from each event to the next, summed by event type."""
+def stream_spans(stream: str, from_seq: int = 1) -> tuple[dict[str, int], int]:
+    """Microseconds from each event at or after `from_seq` to the next, summed by event
+    type, and the seq of the last event reached (`from_seq` when none follows it): ask
+    again from there to add what came since."""
     at = _MICROSECONDS[connection.vendor]
     with connection.cursor() as cursor:
-        cursor.execute(_SPANS.format(at=at), [stream])
-        return {kind: int(total) for kind, total in cursor.fetchall()}
+        cursor.execute(_SPANS.format(at=at), [stream, from_seq])
+        rows = cursor.fetchall()
+    reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
+    return {kind: int(total) for kind, total, _ in rows}, reached
 
 
 def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:

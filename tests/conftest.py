@@ -17,7 +17,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection, transaction
 
-from sessions import open_sessions, projections, vocabulary
+from sessions import open_sessions, projections, time_spent, vocabulary
 from sessions.append import append_event
 from sessions.models import Event
 
@@ -46,8 +46,9 @@ def conformance_now():
 @pytest.fixture(autouse=True)
 def fresh_open_sessions():
     """Each test's database starts empty again (a rollback or a flush), which a running
-    server never sees; so the process's model of open sessions starts over too."""
+    server never sees; so the process's read models start over too."""
     open_sessions.forget()
+    time_spent.forget()
 
 
 @pytest.fixture

@@ -1,10 +1,11 @@
 """The board's wording of ages."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.utils import timezone
 
-from sessions.templatetags.tower import age
+from sessions.templatetags.tower import age, utc_moment
 
 
 def test_an_event_under_a_minute_old_happened_just_now():
@@ -17,3 +18,10 @@ def test_older_events_say_how_long_ago():
 
 def test_no_time_says_nothing():
     assert age(None) == ""
+
+
+def test_a_moment_is_shown_in_utc_to_the_microsecond_with_its_iso_form():
+    moment = datetime(2026, 3, 1, 10, 0, 7, 13, tzinfo=dt_timezone(timedelta(hours=1)))
+    assert utc_moment(moment) == (
+        '<time datetime="2026-03-01T09:00:07.000013+00:00">2026-03-01 09:00:07.000013</time>'
+    )

@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import UTC, timedelta
 from html import escape
 
 from django import template
@@ -18,6 +18,15 @@ def age(moment):
     if timezone.now() - moment < timedelta(minutes=1):
         return "just now"
     return f"{timesince(moment)} ago"
+
+
+@register.filter
+def utc_moment(moment):
+    """A stored moment (aware, UTC) as a `<time>` element to the microsecond. One call
+    instead of two `date` filters, which cost a timeline page of 25 rows half its time."""
+    utc = moment.astimezone(UTC)
+    shown = utc.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return mark_safe(f'<time datetime="{utc.isoformat()}">{shown}</time>')
 
 
 @register.filter
