@@ -19,7 +19,7 @@ import statistics
 import time
 
 from append_http import PORT, start_server
-from common import report, run_per_engine, seed, setup_django
+from common import report, run_per_engine, seed, setup_django, timed
 
 RUNS, CALLS, WARMUP = 3, 200, 20
 SESSION = "o0"
@@ -59,17 +59,7 @@ def mcp_post(token):
 
 
 def timed_runs(call):
-    medians = []
-    for _ in range(RUNS):
-        for _ in range(WARMUP):
-            call()
-        samples = []
-        for _ in range(CALLS):
-            begin = time.perf_counter()
-            call()
-            samples.append((time.perf_counter() - begin) * 1000)
-        medians.append(statistics.median(samples))
-    return medians
+    return [timed(call, repeat=CALLS, warmup=WARMUP)[0] for _ in range(RUNS)]
 
 
 def sdk_runs(token):

@@ -1,4 +1,5 @@
 import http.client
+import itertools
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,16 @@ def projected_status(session_id):
 
 def conformance_now():
     return datetime.fromisoformat(conformance_expected()["now"]).astimezone(UTC)
+
+
+def spans(events):
+    """`store.stream_spans`, in Python: microseconds from each event to the next, summed
+    by the event's type."""
+    found = {}
+    for event, following in itertools.pairwise(events):
+        span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
+        found[event.type] = found.get(event.type, 0) + span
+    return found
 
 
 @pytest.fixture(autouse=True)

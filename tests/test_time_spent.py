@@ -1,7 +1,6 @@
 """The time-spent read model: sums kept per stream and caught up by seq equal the sums
 over the whole stream, and nothing read inside a transaction is kept."""
 
-import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +10,7 @@ from sessions import store, time_spent
 from sessions.append import import_stream
 from sessions.projections import EventRecord
 from sessions.vocabulary import BLOCK, START, UNBLOCK
+from tests.conftest import spans
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,15 +29,6 @@ def events(session_id, count, step_seconds=7, first_seq=1):
     return found
 
 
-def whole(stream):
-    """The spans summed over the whole stream, in Python."""
-    found = {}
-    for event, following in itertools.pairwise(stream):
-        span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
-        found[event.type] = found.get(event.type, 0) + span
-    return found
-
-
 def append_rows(records):
     """Later events of a stream, as an append would store them."""
     store.insert_many(records)
@@ -46,17 +37,17 @@ def append_rows(records):
 def test_sums_kept_then_caught_up_equal_the_whole_stream(alice):
     first = events("long", 9)
     import_stream("long", first)
-    assert time_spent.spans("long") == whole(first)
+    assert time_spent.spans("long") == spans(first)
     later = events("long", 6, first_seq=10)
     append_rows(later)
-    assert time_spent.spans("long") == whole(first + later)
+    assert time_spent.spans("long") == spans(first + later)
     assert time_spent.spans("long") == store.stream_spans("long")[0]
 
 
 def test_the_store_sums_from_a_seq_on_and_says_where_it_reached(alice):
     stream = events("long", 8)
     import_stream("long", stream)
-    assert store.stream_spans("long", 5) == (whole(stream[4:]), 8)
+    assert store.stream_spans("long", 5) == (spans(stream[4:]), 8)
     assert store.stream_spans("long", 8) == ({}, 8)
 
 
@@ -67,7 +58,7 @@ def test_what_is_read_inside_a_rolled_back_transaction_is_not_kept(alice):
         append_rows(events("long", 3, step_seconds=1000, first_seq=6))
         time_spent.spans("long")
         raise RuntimeError("rolled back")
-    assert time_spent.spans("long") == whole(first)
+    assert time_spent.spans("long") == spans(first)
 
 
 def test_a_dropped_stream_is_summed_again(alice, monkeypatch):
@@ -76,4 +67,4 @@ def test_a_dropped_stream_is_summed_again(alice, monkeypatch):
     for name, stream in streams.items():
         import_stream(name, stream)
     for name, stream in [*streams.items(), *streams.items()]:
-        assert time_spent.spans(name) == whole(stream)
+        assert time_spent.spans(name) == spans(stream)

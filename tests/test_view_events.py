@@ -3,7 +3,6 @@ it costs the same at any stream length. The rule, in Python here, is a specifica
 the view of those events equals the view of the whole stream (a hypothesis property),
 and the store's SQL picks exactly those events (checked on generated streams)."""
 
-import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,6 +13,7 @@ from sessions import projections, store
 from sessions.append import import_stream
 from sessions.projections import EventRecord
 from sessions.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER, UNBLOCK
+from tests.conftest import spans
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 SHOWN = 3
@@ -58,15 +58,6 @@ def view(events, blocker_count=None, time_spent=None):
     return projections.session_view(
         "g", events, NOW, projections.Thresholds(), blocker_count, time_spent
     )
-
-
-def spans(events):
-    """`store.stream_spans`, in Python: microseconds to the next event, by type."""
-    found = {}
-    for event, following in itertools.pairwise(events):
-        span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
-        found[event.type] = found.get(event.type, 0) + span
-    return found
 
 
 @given(streams())
