@@ -183,7 +183,9 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
         return Answer(None, (str(failed) or type(failed).__name__)[:ERROR_MAX])
 
 
-def send(subscription: Subscription, body: bytes, delivery: str, kind: str, timeout: float):
+def send(
+    subscription: Subscription, body: bytes, delivery: str, kind: str, timeout: float
+) -> Answer:
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
