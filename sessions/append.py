@@ -166,8 +166,8 @@ def _kind(event_type: str | None) -> str | None:
 def _append_to_stream(
     stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None
 ):
-    """The append inside `holding`; `plan` is the plan's events and node sessions when
-    the caller has just read them (a claim), so that a start on a node reads them once."""
+    """The append inside `holding`; `plan` is the plan's graph and node states when the
+    caller has just worked them out (a claim), so that a start on a node does so once."""
     ends = store.stream_ends(stream_id)
     actor = user.get_username()
     kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
@@ -253,14 +253,16 @@ def _check_node_start(
 ) -> str:
     """Refuse a start on a node that may not start now; the session's title (the
     node's when none is given)."""
-    events, sessions = plan or (store.read_stream(plan_id), store.node_sessions(plan_id))
-    if not events or events[0].type != vocabulary.PLAN_CREATE:
-        raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
-    graph = plans.graph_of(events)
+    if plan is None:
+        events = store.read_stream(plan_id)
+        if not events or events[0].type != vocabulary.PLAN_CREATE:
+            raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
+        graph = plans.graph_of(events)
+        plan = (graph, plans.node_states(graph, store.node_sessions(plan_id)))
+    graph, states = plan
     node = graph.nodes.get(node_key)
     if node is None:
         raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
-    states = plans.node_states(graph, sessions)
     state, session = states[node_key]
     waiting_on = [need for need in node.needs if states[need][0] != vocabulary.DONE]
     problem = {
@@ -305,8 +307,9 @@ def claim_next(
             events = store.read_stream(plan_id)
             if not events or events[0].type != vocabulary.PLAN_CREATE:
                 raise UnknownPlan(plan_id)
-            sessions = store.node_sessions(plan_id)
-            ready = plans.ready_nodes(events, sessions)
+            graph = plans.graph_of(events)
+            states = plans.node_states(graph, store.node_sessions(plan_id))
+            ready = plans.ready_nodes(graph, states)
             if not ready:
                 raise Conflict(
                     "nothing_ready",
@@ -323,7 +326,7 @@ def claim_next(
                 None,
                 idempotency_key,
                 now,
-                plan=(events, sessions),
+                plan=(graph, states),
             )
 
     return _retrying_races(claim)

@@ -330,11 +330,10 @@ def critical_path(graph: Graph, states: dict[str, str]) -> list[str]:
         path.append(deepest(needs))
 
 
-def ready_nodes(events: Sequence[object], sessions: Iterable[NodeSession]) -> list[str]:
-    """The plan's ready nodes in claim order: `plan_view(...).ready`, without the rest."""
-    graph = graph_of(events)
-    states = {key: state for key, (state, _) in node_states(graph, sessions).items()}
-    return ready_order(graph, states)
+def ready_nodes(graph: Graph, found: dict[str, tuple[str, str | None]]) -> list[str]:
+    """The plan's ready nodes in claim order (`plan_view(...).ready`, without the rest),
+    from its graph and its nodes' states (`node_states`)."""
+    return ready_order(graph, {key: state for key, (state, _) in found.items()})
 
 
 def plan_view(plan_id: str, events: Sequence[object], sessions: Iterable[NodeSession]) -> PlanView:
