@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import IntegrityError
 from django.utils import timezone
 
-from . import plans, projections, store, vocabulary
+from . import plan_graphs, plans, projections, store, vocabulary
 from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
@@ -232,7 +232,7 @@ def _graph_refusal(error: plans.GraphError) -> InvalidEvent:
 
 def _check_plan_event(plan_id: str, record: EventRecord) -> None:
     """The event must fit the plan's graph, and retire no node that has a live session."""
-    graph = plans.graph_of(store.read_stream(plan_id)) if record.seq > 1 else plans.Graph()
+    graph = (plan_graphs.graph(plan_id) if record.seq > 1 else None) or plans.Graph()
     try:
         plans.apply(graph, record)
     except plans.GraphError as error:
@@ -254,10 +254,9 @@ def _check_node_start(
     """Refuse a start on a node that may not start now; the session's title (the
     node's when none is given)."""
     if plan is None:
-        events = store.read_stream(plan_id)
-        if not events or events[0].type != vocabulary.PLAN_CREATE:
+        graph = plan_graphs.graph(plan_id)
+        if graph is None:
             raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
-        graph = plans.graph_of(events)
         plan = (graph, plans.node_states(graph, store.node_sessions(plan_id)))
     graph, states = plan
     node = graph.nodes.get(node_key)
@@ -304,10 +303,9 @@ def claim_next(
                 earlier = store.claim_event(plan_id, user.get_username(), idempotency_key)
                 if earlier is not None:
                     return Appended(earlier, created=False)
-            events = store.read_stream(plan_id)
-            if not events or events[0].type != vocabulary.PLAN_CREATE:
+            graph = plan_graphs.graph(plan_id)
+            if graph is None:
                 raise UnknownPlan(plan_id)
-            graph = plans.graph_of(events)
             states = plans.node_states(graph, store.node_sessions(plan_id))
             ready = plans.ready_nodes(graph, states)
             if not ready:

@@ -196,6 +196,17 @@ def stream_ends(stream: str) -> list[EventRecord]:
         return records_from_rows(cursor.fetchall())
 
 
+_TAIL_SQL = f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s ORDER BY seq DESC LIMIT 1"
+
+
+def stream_tail(stream: str) -> tuple | None:
+    """The stream's last row as stored, unparsed (None for no such stream): it tells
+    whether the stream has grown since it was last read, in one index probe."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TAIL_SQL, [stream])
+        return cursor.fetchone()
+
+
 def key_event(stream: str, actor: str, key: str) -> EventRecord | None:
     """The event `actor` appended to `stream` under idempotency `key`, if any."""
     with reading_cursor() as cursor:

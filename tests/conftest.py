@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection, transaction
 
-from sessions import open_sessions, projections, time_spent, vocabulary
+from sessions import open_sessions, plan_graphs, projections, time_spent, vocabulary
 from sessions.append import append_event
 from sessions.models import Event
 
@@ -60,6 +60,7 @@ def fresh_open_sessions():
     server never sees; so the process's read models start over too."""
     open_sessions.forget()
     time_spent.forget()
+    plan_graphs.forget()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from sessions import plan_graphs
 from sessions.append import append_event
 from sessions.vocabulary import PLAN_CREATE
 
@@ -15,7 +16,9 @@ pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no sa
 # status summed over the stream); on PostgreSQL the transaction's first
 # statement takes the stream locks (SQLite's writers queue on a file lock instead).
 APPEND = ["stream ends", "idempotency key", "insert"]
-CLAIM = ["claim key", "plan stream", "node sessions", "stream ends", "idempotency key", "insert"]
+# A claim on a plan whose graph this process keeps (`plan_graphs`): the plan's last row
+# says it has not grown. The first claim of a process reads the plan's stream as well.
+CLAIM = ["claim key", "plan tail", "node sessions", "stream ends", "idempotency key", "insert"]
 
 
 def statements(client, path, body, token):
@@ -44,9 +47,18 @@ def test_an_api_append_sends_one_statement_per_step(client, started, alice, toke
     assert len(sent) == len(expected(APPEND)), "\n".join(s[:90] for s in sent)
 
 
-def test_a_claim_sends_one_statement_per_step(client, alice, token_for):
-    append_event(
-        "p", PLAN_CREATE, {"title": "P", "nodes": [{"key": "a", "title": "A"}]}, user=alice
-    )
+@pytest.fixture
+def plan(alice):
+    nodes = [{"key": "a", "title": "A"}, {"key": "b", "title": "B"}]
+    append_event("p", PLAN_CREATE, {"title": "P", "nodes": nodes}, user=alice)
+
+
+def test_a_claim_sends_one_statement_per_step(client, alice, token_for, plan):
+    plan_graphs.graph("p")  # as an earlier claim or start on the plan leaves it
     sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
     assert len(sent) == len(expected(CLAIM)), "\n".join(s[:90] for s in sent)
+
+
+def test_the_first_claim_of_a_process_reads_the_plan_s_stream_too(client, alice, token_for, plan):
+    sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
+    assert len(sent) == len(expected(CLAIM)) + 1, "\n".join(s[:90] for s in sent)
