@@ -8,10 +8,11 @@ last row is the same. Each process keeps the graph with the last row it was fold
 to, and one index probe (`store.stream_tail`) tells whether it still holds. Nothing is
 written anywhere.
 
-What is kept was committed: a reader sees only committed rows, or its own transaction's,
-and no transaction reads a plan's graph after writing one of its events (an append
-checks the event before inserting it; an import writes a whole file at once). The least
-recently used plans are dropped beyond `KEPT_PLANS`.
+A graph is kept with the whole last row, not only its seq: a graph read inside a
+transaction that inserted that row and then rolled back is never used again, even once
+another event takes the same seq (no code here reads a plan's graph after writing one of
+its events in the same transaction, but nothing depends on that). The least recently
+used plans are dropped beyond `KEPT_PLANS`.
 """
 
 import threading
