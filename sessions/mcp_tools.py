@@ -184,7 +184,8 @@ TOOLS = [
         "GET",
         "/sessions",
         "List sessions, newest activity first, 50 a page, filtered by `status`, `owner`,"
-        " text `q`, `stale`, `attention`; `next` is the next page's URL (null on the last)."
+        " text `q`, `stale`, `attention`; while `next` is not null, ask again with `page`"
+        " 2, 3, and so on."
         " Use it to find work or see what others are doing.",
         query=schemas.SessionFilters,
         read_only=True,
