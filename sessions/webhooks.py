@@ -56,6 +56,7 @@ class Pace:
     max_retry_seconds: float = 300.0
     timeout_seconds: float = 10.0  # per POST
     page: int = 100  # events read from the feed at once
+    keep_deliveries: int = 1000  # log rows kept per subscription (the newest events')
 
 
 @dataclass(frozen=True)
@@ -215,10 +216,11 @@ def ping(subscription: Subscription) -> Delivery:
 # The worker -------------------------------------------------------------------------
 
 
-def _log_delivered(subscription: Subscription, delivered: list[Delivery]) -> bool:
+def _log_delivered(subscription: Subscription, delivered: list[Delivery], keep: int) -> bool:
     """Log a run of delivered events and move the cursor past them, in one transaction:
     the bookkeeping costs one commit per run, not per event. A worker killed before it
-    sends them again (at least once). False when the subscription is gone."""
+    sends them again (at least once). The log keeps the `keep` newest events' rows.
+    False when the subscription is gone."""
     if not delivered:
         return True
     try:
@@ -230,6 +232,9 @@ def _log_delivered(subscription: Subscription, delivered: list[Delivery]) -> boo
                 update_fields=["attempts", "status", "error", "last_tried_at", "delivered_at"],
             )
             _move_cursor(subscription, delivered[-1].position)
+            logged = subscription.deliveries.filter(position__isnull=False)
+            oldest_kept = logged.order_by("-position").values("position")[keep - 1 : keep]
+            logged.filter(position__lt=oldest_kept).delete()
     except IntegrityError:
         return False  # removed while we were sending
     delivered.clear()
@@ -298,7 +303,7 @@ class Follower(threading.Thread):
                     whole = False
                     break
         finally:
-            kept = _log_delivered(subscription, delivered)
+            kept = _log_delivered(subscription, delivered, self.pace.keep_deliveries)
         if not (whole and kept):
             return False
         if next_after > subscription.cursor:
@@ -340,7 +345,7 @@ class Follower(threading.Thread):
                 )
                 return True
             # What was delivered before this event is logged before the wait.
-            if not _log_delivered(subscription, delivered):
+            if not _log_delivered(subscription, delivered, self.pace.keep_deliveries):
                 return False
             if not _log_failure(subscription, position, tries, answer):
                 return False

@@ -261,6 +261,16 @@ def test_a_removed_webhook_is_sent_nothing_more(alice, receiver, deliverer):
     assert len(receiver.received) == 1
 
 
+def test_the_log_keeps_the_newest_events_rows(alice, receiver, deliverer):
+    hook = subscribe(alice, receiver.url)
+    deliverer("--keep-deliveries", "3")
+    start_and_block(alice, "fix-login", 5)
+    assert receiver.wait_until(lambda got: len(got) >= 6)
+    time.sleep(0.3)
+    logged = Delivery.objects.filter(subscription=hook).values_list("position", flat=True)
+    assert sorted(logged) == positions_of()[-3:]
+
+
 def test_the_worker_stops_cleanly_on_sigterm(database_url):
     worker = Deliverer(database_url).start()
     time.sleep(1.5)

@@ -2,7 +2,7 @@ import signal
 import threading
 from dataclasses import fields
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from sessions.webhooks import Pace, deliver_until
 
@@ -24,6 +24,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         pace = Pace(**{option.name: options[option.name] for option in fields(Pace)})
+        if pace.keep_deliveries < 1 or pace.page < 1:
+            raise CommandError("--keep-deliveries and --page must be at least 1.")
         stopped = threading.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(number, lambda *_: stopped.set())
