@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import IntegrityError
 from django.utils import timezone
 
-from . import plan_graphs, plans, projections, store, vocabulary
+from . import plan_graphs, plans, projections, store, time_spent, vocabulary
 from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
@@ -75,6 +75,7 @@ class Conflict(Refused):
 class Appended:
     event: EventRecord
     created: bool  # False when an idempotency key repeated an earlier append
+    previous: EventRecord | None = None  # the stream's last event before a new one
 
 
 def new_session_id() -> str:
@@ -140,7 +141,11 @@ def append_event(
     # amend retiring it) take turns: exactly one wins.
     streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
     args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
-    return _retrying_races(lambda: _append_holding(streams, *args))
+    result = _retrying_races(lambda: _append_holding(streams, *args))
+    if result.previous is not None:
+        # Committed: the process's time-spent sums take its span without asking again.
+        time_spent.appended(result.previous, result.event)
+    return result
 
 
 def _retrying_races(write):
@@ -223,7 +228,7 @@ def _append_to_stream(
         title = _check_node_start(record.plan, record.node, record.title, plan)
         record = record._replace(title=title)
     store.insert(record, idempotency_key)
-    return Appended(record, created=True)
+    return Appended(record, created=True, previous=ends[-1] if ends else None)
 
 
 def _graph_refusal(error: plans.GraphError) -> InvalidEvent:

@@ -80,7 +80,9 @@ def _long_view(session_id, now, limits):
     events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
     if not events or events[0].type != vocabulary.START:  # none, or a plan's id
         return None
-    spent = projections.time_in_state_from(time_spent.spans(session_id), events[-1], now)
+    spent = projections.time_in_state_from(
+        time_spent.spans(session_id, events[-1]), events[-1], now
+    )
     return project(session_id, events, now, limits, blocker_count, spent)
 
 

@@ -309,17 +309,20 @@ _MICROSECONDS = {
 _SPANS = (
     "SELECT type, SUM(next_at - at), MAX(seq) FROM (SELECT type, seq, {at} AS at,"
     " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event"
-    " WHERE session = %s AND seq >= %s) AS spans WHERE next_at IS NOT NULL GROUP BY type"
+    " WHERE session = %s AND seq >= %s AND seq <= %s) AS spans"
+    " WHERE next_at IS NOT NULL GROUP BY type"
 )
 
 
-def stream_spans(stream: str, from_seq: int = 1) -> tuple[dict[str, int], int]:
-    """Microseconds from each event at or after `from_seq` to the next, summed by event
-    type, and the seq of the last event reached (`from_seq` when none follows it): ask
-    again from there to add what came since."""
+def stream_spans(
+    stream: str, from_seq: int = 1, to_seq: int = vocabulary.MAX_STREAM_EVENTS
+) -> tuple[dict[str, int], int]:
+    """Microseconds from each event from `from_seq` on to the next (up to the event
+    `to_seq`), summed by event type, and the seq of the last event reached (`from_seq`
+    when none follows it): ask again from there to add what came since."""
     at = _MICROSECONDS[connection.vendor]
     with connection.cursor() as cursor:
-        cursor.execute(_SPANS.format(at=at), [stream, from_seq])
+        cursor.execute(_SPANS.format(at=at), [stream, from_seq, to_seq])
         rows = cursor.fetchall()
     reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
     return {kind: int(total) for kind, total, _ in rows}, reached

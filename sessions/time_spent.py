@@ -5,9 +5,10 @@ A session's time in each status is the sum of the spans between its events, whic
 needs every event once. Summed afresh for each view, that made a view of a 100,000-event
 session cost 280 ms instead of 1 (bench/RESULTS.md §7). But events are never changed
 and a stream grows only at its end, so a sum once made stays true: each process keeps,
-per stream, the sums up to some seq and adds only the spans of the events after it.
-The first view of a long stream in a process pays for the whole stream once; later ones
-pay for what was appended since. Nothing is written anywhere.
+per stream, the sums up to its last event then, and adds only the spans of the events
+after it. The first view of a long stream in a process pays for the whole stream once;
+a view of a stream that has not grown since pays nothing; an append made by this process
+adds its own span without asking (`appended`). Nothing is written anywhere.
 
 Sums are kept only when read outside a transaction, where a reader sees committed rows
 only (a rolled-back append must not be counted). The least recently read streams are
@@ -17,40 +18,66 @@ dropped beyond `KEPT_STREAMS`, and summed again if read again.
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import connection
 
 from . import store
+from .projections import EventRecord
 
 KEPT_STREAMS = 20_000
 
 
 @dataclass(frozen=True)
 class _Sums:
-    spans: dict[str, int]  # microseconds to the next event, by event type
-    reached: int  # the seq up to which the spans are summed
+    spans: dict[str, int]  # microseconds from each event to the next, by event type
+    last: EventRecord  # the event they are summed up to (its own span not yet)
 
 
 _kept: OrderedDict[tuple[str, str], _Sums] = OrderedDict()
 _lock = threading.Lock()
 
 
-def spans(stream: str) -> dict[str, int]:
-    """`store.stream_spans` of the whole stream, from the sums kept and what came since."""
+def spans(stream: str, last: EventRecord) -> dict[str, int]:
+    """`store.stream_spans` of the stream up to its event `last` (the last one the caller
+    read), from the sums kept and what came since."""
     key = (connection.alias, stream)
     with _lock:
-        kept = _kept.get(key) or _Sums({}, 1)
-    added, reached = store.stream_spans(stream, kept.reached)
-    total = dict(kept.spans)
+        kept = _kept.get(key)
+    if kept is not None and kept.last.seq == last.seq:
+        return kept.spans
+    base = kept if kept is not None and kept.last.seq < last.seq else None
+    added, reached = store.stream_spans(stream, base.last.seq if base else 1, last.seq)
+    total = dict(base.spans) if base else {}
     for kind, microseconds in added.items():
         total[kind] = total.get(kind, 0) + microseconds
-    if not connection.in_atomic_block and reached > kept.reached:
-        with _lock:
-            _kept[key] = _Sums(total, reached)
-            _kept.move_to_end(key)
-            while len(_kept) > KEPT_STREAMS:
-                _kept.popitem(last=False)
+    if reached == last.seq:
+        _keep(key, _Sums(total, last))
     return total
+
+
+def appended(previous: EventRecord, event: EventRecord) -> None:
+    """`event` was just committed after `previous` in its stream: add the span between
+    them to the sums kept up to `previous`, if any, instead of asking later."""
+    key = (connection.alias, event.session)
+    with _lock:
+        kept = _kept.get(key)
+    if kept is None or kept.last.seq != previous.seq or event.seq != previous.seq + 1:
+        return
+    span = (event.timestamp - previous.timestamp) // timedelta(microseconds=1)
+    total = dict(kept.spans)
+    total[previous.type] = total.get(previous.type, 0) + span
+    _keep(key, _Sums(total, event))
+
+
+def _keep(key: tuple[str, str], sums: _Sums) -> None:
+    if connection.in_atomic_block:
+        return
+    with _lock:
+        _kept[key] = sums
+        _kept.move_to_end(key)
+        while len(_kept) > KEPT_STREAMS:
+            _kept.popitem(last=False)
 
 
 def forget() -> None:

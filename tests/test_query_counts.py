@@ -13,8 +13,9 @@ pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no sa
 
 # What each statement in the write's transaction is for, in order. Around it: the token
 # lookup before and the answer's view after (its events, and the time spent in each
-# status summed over the stream); on PostgreSQL the transaction's first
-# statement takes the stream locks (SQLite's writers queue on a file lock instead).
+# status, asked only when this process has no sums kept for the session); on PostgreSQL
+# the transaction's first statement takes the stream locks (SQLite's writers queue on a
+# file lock instead).
 APPEND = ["stream ends", "idempotency key", "insert"]
 # A claim on a plan whose graph this process keeps (`plan_graphs`): the plan's last row
 # says it has not grown. The first claim of a process reads the plan's stream as well.
@@ -45,6 +46,17 @@ def test_an_api_append_sends_one_statement_per_step(client, started, alice, toke
         token_for(alice),
     )
     assert len(sent) == len(expected(APPEND)), "\n".join(s[:90] for s in sent)
+
+
+def test_an_append_to_a_session_read_before_adds_its_span_without_asking(
+    client, started, alice, token_for
+):
+    token = token_for(alice)
+    client.get("/api/sessions/s1", HTTP_AUTHORIZATION=f"Bearer {token}")  # sums kept
+    body = {"type": "session_block", "reason": "x"}
+    sent = statements(client, "/api/sessions/s1/events", body, token)
+    assert len(sent) == len(expected(APPEND)) - 1, "\n".join(s[:90] for s in sent)
+    assert not any("LEAD(" in statement for statement in sent)
 
 
 @pytest.fixture

@@ -4,10 +4,11 @@ over the whole stream, and nothing read inside a transaction is kept."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from sessions import store, time_spent
-from sessions.append import import_stream
+from sessions.append import append_event, import_stream
 from sessions.projections import EventRecord
 from sessions.vocabulary import BLOCK, START, UNBLOCK
 from tests.conftest import spans
@@ -37,11 +38,38 @@ def append_rows(records):
 def test_sums_kept_then_caught_up_equal_the_whole_stream(alice):
     first = events("long", 9)
     import_stream("long", first)
-    assert time_spent.spans("long") == spans(first)
+    assert time_spent.spans("long", first[-1]) == spans(first)
     later = events("long", 6, first_seq=10)
     append_rows(later)
-    assert time_spent.spans("long") == spans(first + later)
-    assert time_spent.spans("long") == store.stream_spans("long")[0]
+    assert time_spent.spans("long", later[-1]) == spans(first + later)
+    assert time_spent.spans("long", later[-1]) == store.stream_spans("long")[0]
+
+
+def test_sums_stop_at_the_last_event_the_caller_read(alice):
+    stream = events("long", 9)
+    import_stream("long", stream)
+    assert time_spent.spans("long", stream[5]) == spans(stream[:6])
+    assert time_spent.spans("long", stream[-1]) == spans(stream)
+
+
+def test_a_stream_that_has_not_grown_costs_no_query(alice):
+    stream = events("long", 9)
+    import_stream("long", stream)
+    time_spent.spans("long", stream[-1])
+    with CaptureQueriesContext(connection) as captured:
+        assert time_spent.spans("long", stream[-1]) == spans(stream)
+    assert captured.captured_queries == []
+
+
+def test_an_append_of_this_process_adds_its_span_without_a_query(alice):
+    append_event("s", START, {"title": "A session"}, user=alice)
+    first = store.read_stream("s")
+    time_spent.spans("s", first[-1])
+    append_event("s", BLOCK, {"reason": "waiting"}, user=alice)
+    stream = store.read_stream("s")
+    with CaptureQueriesContext(connection) as captured:
+        assert time_spent.spans("s", stream[-1]) == spans(stream)
+    assert captured.captured_queries == []
 
 
 def test_the_store_sums_from_a_seq_on_and_says_where_it_reached(alice):
@@ -49,16 +77,21 @@ def test_the_store_sums_from_a_seq_on_and_says_where_it_reached(alice):
     import_stream("long", stream)
     assert store.stream_spans("long", 5) == (spans(stream[4:]), 8)
     assert store.stream_spans("long", 8) == ({}, 8)
+    assert store.stream_spans("long", 2, 6) == (spans(stream[1:6]), 6)
 
 
 def test_what_is_read_inside_a_rolled_back_transaction_is_not_kept(alice):
     first = events("long", 5)
     import_stream("long", first)
     with pytest.raises(RuntimeError), transaction.atomic():
-        append_rows(events("long", 3, step_seconds=1000, first_seq=6))
-        time_spent.spans("long")
+        rolled_back = events("long", 3, step_seconds=1000, first_seq=6)
+        append_rows(rolled_back)
+        time_spent.spans("long", rolled_back[-1])
         raise RuntimeError("rolled back")
-    assert time_spent.spans("long") == spans(first)
+    # Other events take the rolled-back ones' seqs: their spans, not the rolled-back ones'.
+    committed = events("long", 3, step_seconds=7, first_seq=6)
+    append_rows(committed)
+    assert time_spent.spans("long", committed[-1]) == spans(first + committed)
 
 
 def test_a_dropped_stream_is_summed_again(alice, monkeypatch):
@@ -67,4 +100,4 @@ def test_a_dropped_stream_is_summed_again(alice, monkeypatch):
     for name, stream in streams.items():
         import_stream(name, stream)
     for name, stream in [*streams.items(), *streams.items()]:
-        assert time_spent.spans(name) == spans(stream)
+        assert time_spent.spans(name, stream[-1]) == spans(stream)

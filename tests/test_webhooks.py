@@ -212,10 +212,11 @@ def test_a_dead_endpoint_does_not_delay_a_healthy_one(alice, receiver, deliverer
         subscribe(alice, receiver.url)
         # Each POST to the dead endpoint waits 30 s for an answer that never comes.
         deliverer("--timeout-seconds", "30")
-        time.sleep(0.5)
-        started = time.monotonic()
+        start_and_block(alice, "warm-up", 0)
+        assert receiver.wait_until(lambda got: len(got) >= 1)  # the worker is up
+        started = time.monotonic()  # and stuck on the dead endpoint's first event
         start_and_block(alice, "fix-login", 4)
-        assert receiver.wait_until(lambda got: len(got) >= 5, timeout=10)
+        assert receiver.wait_until(lambda got: len(got) >= 6, timeout=10)
         assert receiver.received[-1].at - started < 5
     finally:
         dead.close()
@@ -272,9 +273,14 @@ def test_the_log_keeps_the_newest_events_rows(alice, receiver, deliverer):
 
 
 def test_the_worker_stops_cleanly_on_sigterm(database_url):
-    worker = Deliverer(database_url).start()
-    time.sleep(1.5)
+    worker = Deliverer(database_url)
+    worker.process = subprocess.Popen(
+        worker.args, cwd=ROOT, env=worker.env, stdout=subprocess.PIPE, text=True
+    )
+    # Its first line comes once it has taken over SIGTERM.
+    assert worker.process.stdout.readline().startswith("Delivering webhooks")
     assert worker.stop() == 0
+    worker.process.stdout.close()
 
 
 # What is sent ---------------------------------------------------------------------------
