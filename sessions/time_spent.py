@@ -45,7 +45,7 @@ def spans(stream: str, last: EventRecord) -> dict[str, int]:
     with _lock:
         kept = _kept.get(key)
     if kept is not None and kept.last.seq == last.seq:
-        return kept.spans
+        return dict(kept.spans)  # a copy: what is kept is shared by every thread
     base = kept if kept is not None and kept.last.seq < last.seq else None
     added, reached = store.stream_spans(stream, base.last.seq if base else 1, last.seq)
     total = dict(base.spans) if base else {}
