@@ -434,22 +434,18 @@ def streams_of_type(event_type: str, after: int, up_to: int) -> set[str]:
         return {stream for (stream,) in cursor.fetchall()}
 
 
-# A JSON array of ids as rows, for `IN (…)` with one parameter however many ids.
-JSON_ARRAY_ROWS = {
-    "sqlite": "SELECT value FROM json_each(%s)",
-    "postgresql": "SELECT jsonb_array_elements_text(%s::jsonb)",
-}
-
-
-def json_array_rows() -> str:
-    return JSON_ARRAY_ROWS[connection.vendor]
-
-
-# The given streams (a JSON array parameter) as rows of one column, `s.value`.
+# A JSON array of ids (one parameter, however many ids) as a table `s` of one column,
+# `s.value`.
 _EACH_STREAM = {
     "sqlite": "json_each(%s) AS s",
     "postgresql": "jsonb_array_elements_text(%s::jsonb) AS s(value)",
 }
+
+
+def json_array_rows() -> str:
+    """The ids of a JSON array parameter as rows, for `IN (…)`."""
+    return f"SELECT s.value FROM {_EACH_STREAM[connection.vendor]}"
+
 
 # Each stream's last seq, one index probe per stream.
 _LENGTHS = f"SELECT s.value, (SELECT MAX(seq) FROM {TABLE} WHERE session = s.value) FROM {{each}}"
