@@ -12,22 +12,16 @@ A graph is kept with the whole last row, not only its seq: a graph read inside a
 transaction that inserted that row and then rolled back is never used again, even once
 another event takes the same seq (no code here reads a plan's graph after writing one of
 its events in the same transaction, but nothing depends on that). The least recently
-used plans are dropped beyond `KEPT_PLANS`.
+used plans are dropped beyond the bound of `GRAPHS`.
 """
 
-import threading
-from collections import OrderedDict
-
-from django.db import connection
-
 from . import plans, store, vocabulary
+from .kept import Kept
 from .projections import EventRecord
 
-KEPT_PLANS = 1_000
 _SEQ = EventRecord._fields.index("seq")
 
-_kept: OrderedDict[tuple[str, str], tuple[tuple, plans.Graph]] = OrderedDict()
-_lock = threading.Lock()
+GRAPHS = Kept(bound=1_000)  # (the last row folded, its graph) per plan
 
 
 def graph(plan_id: str) -> plans.Graph | None:
@@ -35,26 +29,13 @@ def graph(plan_id: str) -> plans.Graph | None:
     tail = store.stream_tail(plan_id)
     if tail is None:
         return None
-    key = (connection.alias, plan_id)
-    with _lock:
-        kept = _kept.get(key)
-        if kept is not None and kept[0] == tail:
-            _kept.move_to_end(key)
-            return kept[1]
+    kept = GRAPHS.get(plan_id)
+    if kept is not None and kept[0] == tail:
+        return kept[1]
     events = store.read_stream(plan_id)
     if not events or events[0].type != vocabulary.PLAN_CREATE:
         return None
     found = plans.graph_of(events)
     if events[-1].seq == tail[_SEQ]:  # else it grew in between: fold again next time
-        with _lock:
-            _kept[key] = (tail, found)
-            _kept.move_to_end(key)
-            while len(_kept) > KEPT_PLANS:
-                _kept.popitem(last=False)
+        GRAPHS.put(plan_id, (tail, found))
     return found
-
-
-def forget() -> None:
-    """Drop every kept graph, e.g. after the database was emptied or restored."""
-    with _lock:
-        _kept.clear()

@@ -12,20 +12,17 @@ adds its own span without asking (`appended`). Nothing is written anywhere.
 
 Sums are kept only when read outside a transaction, where a reader sees committed rows
 only (a rolled-back append must not be counted). The least recently read streams are
-dropped beyond `KEPT_STREAMS`, and summed again if read again.
+dropped beyond the bound of `SUMS`, and summed again if read again.
 """
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection
 
 from . import store
+from .kept import Kept
 from .projections import EventRecord
-
-KEPT_STREAMS = 20_000
 
 
 @dataclass(frozen=True)
@@ -34,16 +31,13 @@ class _Sums:
     last: EventRecord  # the event they are summed up to (its own span not yet)
 
 
-_kept: OrderedDict[tuple[str, str], _Sums] = OrderedDict()
-_lock = threading.Lock()
+SUMS = Kept(bound=20_000)
 
 
 def spans(stream: str, last: EventRecord) -> dict[str, int]:
     """`store.stream_spans` of the stream up to its event `last` (the last one the caller
     read), from the sums kept and what came since."""
-    key = (connection.alias, stream)
-    with _lock:
-        kept = _kept.get(key)
+    kept = SUMS.get(stream)
     if kept is not None and kept.last.seq == last.seq:
         return dict(kept.spans)  # a copy: what is kept is shared by every thread
     base = kept if kept is not None and kept.last.seq < last.seq else None
@@ -52,35 +46,22 @@ def spans(stream: str, last: EventRecord) -> dict[str, int]:
     for kind, microseconds in added.items():
         total[kind] = total.get(kind, 0) + microseconds
     if reached == last.seq:
-        _keep(key, _Sums(total, last))
+        _keep(stream, _Sums(total, last))
     return total
 
 
 def appended(previous: EventRecord, event: EventRecord) -> None:
     """`event` was just committed after `previous` in its stream: add the span between
     them to the sums kept up to `previous`, if any, instead of asking later."""
-    key = (connection.alias, event.session)
-    with _lock:
-        kept = _kept.get(key)
+    kept = SUMS.get(event.session)
     if kept is None or kept.last.seq != previous.seq or event.seq != previous.seq + 1:
         return
     span = (event.timestamp - previous.timestamp) // timedelta(microseconds=1)
     total = dict(kept.spans)
     total[previous.type] = total.get(previous.type, 0) + span
-    _keep(key, _Sums(total, event))
+    _keep(event.session, _Sums(total, event))
 
 
-def _keep(key: tuple[str, str], sums: _Sums) -> None:
-    if connection.in_atomic_block:
-        return
-    with _lock:
-        _kept[key] = sums
-        _kept.move_to_end(key)
-        while len(_kept) > KEPT_STREAMS:
-            _kept.popitem(last=False)
-
-
-def forget() -> None:
-    """Drop every kept sum, e.g. after the database was emptied or restored."""
-    with _lock:
-        _kept.clear()
+def _keep(stream: str, sums: _Sums) -> None:
+    if not connection.in_atomic_block:
+        SUMS.put(stream, sums)

@@ -59,8 +59,8 @@ def fresh_open_sessions():
     """Each test's database starts empty again (a rollback or a flush), which a running
     server never sees; so the process's read models start over too."""
     open_sessions.forget()
-    time_spent.forget()
-    plan_graphs.forget()
+    time_spent.SUMS.forget()
+    plan_graphs.GRAPHS.forget()
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_no_plan_has_no_graph(alice):
 
 
 def test_a_dropped_plan_is_folded_again(alice, monkeypatch):
-    monkeypatch.setattr(plan_graphs, "KEPT_PLANS", 1)
+    monkeypatch.setattr(plan_graphs.GRAPHS, "bound", 1)
     for plan_id in ("p", "q"):
         append_event(plan_id, PLAN_CREATE, {"title": plan_id, "nodes": NODES}, user=alice)
     for plan_id in ("p", "q", "p", "q"):

@@ -95,7 +95,7 @@ def test_what_is_read_inside_a_rolled_back_transaction_is_not_kept(alice):
 
 
 def test_a_dropped_stream_is_summed_again(alice, monkeypatch):
-    monkeypatch.setattr(time_spent, "KEPT_STREAMS", 1)
+    monkeypatch.setattr(time_spent.SUMS, "bound", 1)
     streams = {name: events(name, 6, step_seconds=n + 1) for n, name in enumerate("abc")}
     for name, stream in streams.items():
         import_stream(name, stream)
