@@ -253,16 +253,23 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
+def _plan_state(plan_id: str) -> tuple | None:
+    """The plan's graph and its nodes' states (`plans.node_states`), or None when there
+    is no such plan."""
+    graph = plan_graphs.graph(plan_id)
+    if graph is None:
+        return None
+    return graph, plans.node_states(graph, store.node_sessions(plan_id))
+
+
 def _check_node_start(
     plan_id: str, node_key: str, title: str | None, plan: tuple | None = None
 ) -> str:
     """Refuse a start on a node that may not start now; the session's title (the
     node's when none is given)."""
+    plan = plan or _plan_state(plan_id)
     if plan is None:
-        graph = plan_graphs.graph(plan_id)
-        if graph is None:
-            raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
-        plan = (graph, plans.node_states(graph, store.node_sessions(plan_id)))
+        raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
     graph, states = plan
     node = graph.nodes.get(node_key)
     if node is None:
@@ -308,11 +315,10 @@ def claim_next(
                 earlier = store.claim_event(plan_id, user.get_username(), idempotency_key)
                 if earlier is not None:
                     return Appended(earlier, created=False)
-            graph = plan_graphs.graph(plan_id)
-            if graph is None:
+            plan = _plan_state(plan_id)
+            if plan is None:
                 raise UnknownPlan(plan_id)
-            states = plans.node_states(graph, store.node_sessions(plan_id))
-            ready = plans.ready_nodes(graph, states)
+            ready = plans.ready_nodes(*plan)
             if not ready:
                 raise Conflict(
                     "nothing_ready",
@@ -329,7 +335,7 @@ def claim_next(
                 None,
                 idempotency_key,
                 now,
-                plan=(graph, states),
+                plan=plan,
             )
 
     return _retrying_races(claim)
