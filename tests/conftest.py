@@ -171,17 +171,18 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def process_env(database_url):
+    """The environment of a process of ours (a server, a worker) on the test database."""
+    return {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+
+
 class Gunicorn:
     """A real gunicorn serving the test database on a loopback port."""
 
     def __init__(self, database_url, workers=2, threads=4, port=None):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-        }
+        self.env = process_env(database_url)
         self.args = [
             sys.executable,
             "-m",

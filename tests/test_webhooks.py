@@ -17,7 +17,7 @@ from sessions.append import append_event
 from sessions.models import Delivery, Event, Subscription
 from sessions.projections import EventRecord
 from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
-from tests.conftest import ROOT
+from tests.conftest import ROOT, process_env
 from tests.receiver import BlackHole, Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,11 +31,7 @@ class Deliverer:
 
     def __init__(self, database_url: str, *options: str) -> None:
         self.args = [sys.executable, "manage.py", "deliver", *FAST, *options]
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-        }
+        self.env = process_env(database_url)
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "Deliverer":
