@@ -55,6 +55,7 @@ def in_order_once(received, positions):
 
 
 def delivery_rate(engine, owner):
+    from sessions import webhooks
     from sessions.models import Event, Subscription
 
     positions = list(Event.objects.order_by("id").values_list("id", flat=True))
@@ -68,7 +69,7 @@ def delivery_rate(engine, owner):
         finally:
             stop(worker)
             receiver.close()
-            hook.delete()
+            webhooks.remove(hook)
         got = receiver.received
         rates.append((len(got) - 1) / (got[-1].at - got[0].at))
         ordered &= in_order_once(got, positions)
@@ -102,7 +103,7 @@ def lag_under_load(engine, owner, token):
             finally:
                 stop(worker)
                 receiver.close()
-                hook.delete()
+                webhooks.remove(hook)
             stamps = dict(Event.objects.filter(id__in=expected).values_list("id", "timestamp"))
             run_lags = [
                 (r.wall - stamps[r.json["position"]].timestamp()) * 1000 for r in receiver.received

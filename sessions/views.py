@@ -625,7 +625,7 @@ def webhook_ping(request, subscription_id):
 @login_required
 @require_POST
 def webhook_remove(request, subscription_id):
-    _visible_subscription(request, subscription_id).delete()
+    webhooks.remove(_visible_subscription(request, subscription_id))
     return redirect("webhooks")
 
 

@@ -85,6 +85,16 @@ def subscribe(owner, url: str, payload: str, **filters: str) -> Subscription:
     )
 
 
+def remove(subscription: Subscription) -> None:
+    """Remove a subscription and its delivery log. Its row is locked first, so that the
+    worker cannot log a delivery for it between the log's removal and the row's (that
+    would fail the removal on the log's foreign key)."""
+    with transaction.atomic():
+        rows = Subscription.objects.filter(pk=subscription.pk)
+        list(rows.select_for_update().values_list("pk", flat=True))
+        rows.delete()
+
+
 def visible_subscriptions(user):
     """The subscriptions a person manages: their own; a superuser's, everyone's."""
     rows = Subscription.objects.select_related("owner")

@@ -9,15 +9,18 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.db import connection
+from django.utils import timezone
 
 from sessions import open_sessions, webhooks
 from sessions.append import append_event
 from sessions.models import Delivery, Event, Subscription
 from sessions.projections import EventRecord
 from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
-from tests.conftest import ROOT, process_env
+from tests.conftest import ROOT, committing_late, process_env
 from tests.receiver import BlackHole, Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -251,7 +254,7 @@ def test_a_removed_webhook_is_sent_nothing_more(alice, receiver, deliverer):
     deliverer()
     start_and_block(alice, "fix-login", 0)
     assert receiver.wait_until(lambda got: len(got) >= 1)
-    hook.delete()
+    webhooks.remove(hook)
     time.sleep(0.5)  # the worker notices
     start_and_block(alice, "docs", 0)
     time.sleep(0.5)
@@ -266,6 +269,35 @@ def test_the_log_keeps_the_newest_events_rows(alice, receiver, deliverer):
     time.sleep(0.3)
     logged = Delivery.objects.filter(subscription=hook).values_list("position", flat=True)
     assert sorted(logged) == positions_of()[-3:]
+
+
+def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
+    hook = subscribe(alice, "https://hooks.example/x")
+
+    def log_a_delivery():
+        if connection.vendor == "postgresql":
+            # Check the foreign key now rather than at commit, so that the log holds the
+            # subscription's row from here on: the interleaving where the worker commits
+            # between the removal's reading of the log and its commit, every time.
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        now = timezone.now()
+        Delivery.objects.create(
+            subscription=hook, position=1, delivery_id=f"{hook.pk}-1", last_tried_at=now
+        )
+
+    def remove():
+        try:
+            webhooks.remove(hook)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with committing_late(log_a_delivery):  # the worker's log, not yet committed
+            removal = pool.submit(remove)
+            time.sleep(0.5)
+        removal.result(timeout=30)
+    assert not Subscription.objects.exists() and not Delivery.objects.exists()
 
 
 def test_the_worker_stops_cleanly_on_sigterm(database_url):
