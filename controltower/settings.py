@@ -133,6 +133,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+else:
+    # The hot statements run prepared (`sessions.store.run_prepared`), planned once per
+    # connection: planning cost more than running them. Django turns prepared statements
+    # off for connection poolers; a pooler in front of this database must keep each
+    # connection to one client (PgBouncer's session mode).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

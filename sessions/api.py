@@ -292,7 +292,7 @@ def start_session(
     result, status = appended(
         request, body.id or new_session_id(), vocabulary.START, fields, idempotency_key
     )
-    return JsonResponse(view_of(result.event.session), status=status)
+    return JsonResponse(schemas.session_json(reading.appended_view(result)), status=status)
 
 
 @sessions.get(
@@ -342,7 +342,8 @@ def append(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     result, status = event_appended(request, session_id, body, idempotency_key)
-    answer = {"event": schemas.event_json(result.event), "session": view_of(session_id)}
+    session = schemas.session_json(reading.appended_view(result))
+    answer = {"event": schemas.event_json(result.event), "session": session}
     return JsonResponse(answer, status=status)
 
 
@@ -467,7 +468,9 @@ def claim(
 ):
     key, given = request_key(request, idempotency_key)
     result = claim_next(plan_id, user=request.auth, idempotency_key=key)
-    return JsonResponse(view_of(result.event.session), status=created_status(result, given))
+    return JsonResponse(
+        schemas.session_json(reading.appended_view(result)), status=created_status(result, given)
+    )
 
 
 @plans.get(

@@ -76,6 +76,9 @@ class Appended:
     event: EventRecord
     created: bool  # False when an idempotency key repeated an earlier append
     previous: EventRecord | None = None  # the stream's last event before a new one
+    # A new event's stream: the events its view now depends on and its open blocks'
+    # count (`projections.view_events`), so that an answer need not read them again.
+    view_events: tuple[list[EventRecord], int] | None = None
 
 
 def new_session_id() -> str:
@@ -172,20 +175,40 @@ def _append_to_stream(
     stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None
 ):
     """The append inside `holding`; `plan` is the plan's graph and node states when the
-    caller has just worked them out (a claim), so that a start on a node does so once."""
-    ends = store.stream_ends(stream_id)
+    caller has just worked them out (a claim), so that a start on a node does so once.
+
+    The idempotency key is checked by the insert, and before a refusal: either way an
+    append made earlier under the key is answered with, whatever happened since."""
+    chosen, open_blocks = store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    ends = chosen[:1] + chosen[1:][-1:]
     actor = user.get_username()
-    kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
     owner = ends[0].actor if ends else None
     if ends and not may_act(user, owner):
         raise Forbidden(
-            f"Only the {stream_kind}'s owner ({owner}) or someone allowed "
+            f"Only the {_kind(ends[0].type)}'s owner ({owner}) or someone allowed "
             f"to act on any session may change it."
         )
-    if idempotency_key is not None:
-        earlier = store.key_event(stream_id, actor, idempotency_key)
-        if earlier is not None:
+    try:
+        record = _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, ends)
+    except Refused:
+        # Not for a request of the other kind on the same id (a session's on a plan's).
+        same_kind = ends and _kind(ends[0].type) == _kind(event_type)
+        earlier = (
+            same_kind and idempotency_key and store.key_event(stream_id, actor, idempotency_key)
+        )
+        if earlier:
             return Appended(earlier, created=False)
+        raise
+    if store.insert(record, idempotency_key) is None:
+        return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
+    after = projections.view_events_after(chosen, open_blocks, record)
+    return Appended(record, created=True, previous=ends[-1] if ends else None, view_events=after)
+
+
+def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, ends):
+    """The event to append to a stream whose first and last events are `ends`, or a
+    `Refused` saying why it may not be."""
+    kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
     seq = ends[-1].seq if ends else 0
     beginning = event_type in (vocabulary.START, vocabulary.PLAN_CREATE)
     if ends and beginning:
@@ -227,8 +250,7 @@ def _append_to_stream(
     elif event_type == vocabulary.START and record.plan is not None:
         title = _check_node_start(record.plan, record.node, record.title, plan)
         record = record._replace(title=title)
-    store.insert(record, idempotency_key)
-    return Appended(record, created=True, previous=ends[-1] if ends else None)
+    return record
 
 
 def _graph_refusal(error: plans.GraphError) -> InvalidEvent:

@@ -184,6 +184,29 @@ def session_view(session_id, events, now, thresholds=None, blocker_count=None, t
     )
 
 
+def view_events(events, shown=MAX_BLOCKERS_SHOWN):
+    """The events a session's view depends on, and how many blocks are open: first and
+    last, the latest note-bearing one, the latest unblock and block, and the first and
+    the latest `shown` blocks after that unblock (the first is where the blocked run
+    began). `session_view` of these (with the count and the time spent) is the view of
+    the whole stream; `store.read_view_events` reads them in SQL."""
+    last_unblock = max((e.seq for e in events if e.type == UNBLOCK), default=0)
+    open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
+    wanted = {1, events[-1].seq if events else 0, last_unblock, *open_blocks[-shown:]}
+    wanted |= {*open_blocks[:1], max((e.seq for e in events if e.note is not None), default=0)}
+    wanted |= {max((e.seq for e in events if e.type == BLOCK), default=0)}
+    return [e for e in events if e.seq in wanted], len(open_blocks)
+
+
+def view_events_after(chosen, open_blocks, event, shown=MAX_BLOCKERS_SHOWN):
+    """`view_events` of a stream with `event` appended, from the stream's own (`chosen`
+    and `open_blocks`): what an append knows without reading the stream again."""
+    events, _ = view_events([*chosen, event], shown)
+    if event.type == UNBLOCK:
+        return events, 0
+    return events, open_blocks + (event.type == BLOCK)
+
+
 # Time and attention ----------------------------------------------------------------
 
 TIMED_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW)

@@ -75,9 +75,12 @@ def session_views(session_ids, now=None, limits=None, at=None):
     return views
 
 
-def _long_view(session_id, now, limits):
-    """A view from the events it depends on, and the time spans summed in SQL."""
-    events, blocker_count = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
+def _long_view(session_id, now, limits, view_events=None):
+    """A view from the events it depends on (read, unless given), and the time spans
+    summed in SQL."""
+    if view_events is None:
+        view_events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    events, blocker_count = view_events
     if not events or events[0].type != vocabulary.START:  # none, or a plan's id
         return None
     spent = projections.time_in_state_from(
@@ -97,6 +100,15 @@ def session_view(session_id, now=None, limits=None, at=None):
         events = projections.as_of(session_events(session_id), at)
         return project(session_id, events, at, limits) if events else None
     return _long_view(session_id, timezone.now() if now is None else now, limits)
+
+
+def appended_view(appended):
+    """The view of the session an append (`append.Appended`) wrote to, from the events
+    the append read; a repeated key's answer reads the session as it is now."""
+    session_id = appended.event.session
+    if appended.view_events is None:
+        return session_view(session_id)
+    return _long_view(session_id, timezone.now(), None, appended.view_events)
 
 
 def title(stream_id):

@@ -29,7 +29,8 @@ def retrying(view: Callable) -> Callable:
     @functools.wraps(view)
     def run(*args, **kwargs):
         for pause in PAUSES:
-            time.sleep(pause)
+            if pause:  # even sleep(0) gives up the core: the first run must not wait
+                time.sleep(pause)
             try:
                 return view(*args, **kwargs)
             except (OperationalError, InterfaceError):

@@ -4,10 +4,10 @@ Above it the rules (`append`) decide what may be written and the read side (`rea
 `open_sessions`) decides what to show; below it is the `tower_event` table. It offers:
 
 - `holding(stream)`: a transaction that holds one stream against every other writer;
-- `stream_ends`, `key_event`, `insert`: the append, with its expected position checked
-  by the caller inside `holding`;
-- `read_stream`: one stream, oldest first; `read_view_events`: the few events a view
-  depends on;
+- `read_view_events` (the few events a view depends on, the stream's ends among them),
+  `insert` and `key_event`: the append, its expected position checked by the caller
+  inside `holding`, its idempotency key by the insert;
+- `read_stream`: one stream, oldest first; `stream_ends`: its first and last events;
 - `SafePosition` and `read_feed`: how far the table can be read in position (id) order
   with no lower position still to appear, and the events up to there, for folds and
   feeds that catch up by position.
@@ -100,14 +100,15 @@ def reading_cursor(alias: str = "default") -> Iterator[CursorWrapper]:
         yield cursor
 
 
-def fetch_prepared(sql: str, params: Sequence) -> list[tuple]:
-    """Rows of a hot read that PostgreSQL should plan once per connection, not on every
-    run (the view's statement took 0.7 ms to plan and 0.1 ms to run): a server-bound
-    psycopg cursor executes it as a prepared statement. SQLite plans in microseconds."""
+def run_prepared(sql: str, params: Sequence) -> list[tuple]:
+    """Run a hot statement that PostgreSQL should plan once per connection, not on every
+    run (the view's events took 1.3 ms to plan and 0.3 ms to run), and return its rows:
+    a server-bound psycopg cursor executes it as a prepared statement (the settings let
+    the connection keep them). SQLite plans in microseconds."""
     if connection.vendor != "postgresql":
         with reading_cursor() as cursor:
             cursor.execute(sql, params)
-            return cursor.fetchall()
+            return cursor.fetchall() if cursor.description else []
     import psycopg
     from psycopg.types.datetime import TimestamptzLoader
 
@@ -117,7 +118,7 @@ def fetch_prepared(sql: str, params: Sequence) -> list[tuple]:
         cursor.execute(sql, params, prepare=True)
         if connection.queries_logged:  # seen by debug tools and query-count tests too
             connection.queries_log.append({"sql": sql, "time": "0.000"})
-        return cursor.fetchall()
+        return cursor.fetchall() if cursor.description else []
 
 
 # Writers ------------------------------------------------------------------------------
@@ -165,18 +166,19 @@ def holding(*streams: str) -> Iterator[None]:
             # taken before any event id, which is what lets readers tell when no lower
             # event id can still commit (`SafePosition`).
             locks = ", ".join(["pg_advisory_xact_lock(hashtextextended(%s, 0))"] * len(streams))
-            with connection.cursor() as cursor:
-                cursor.execute(f"SELECT {locks}, pg_current_xact_id()", list(streams))
+            run_prepared(f"SELECT {locks}, pg_current_xact_id()", list(streams))
         yield
 
 
 # The append's statements are plain SQL: building them through the ORM cost three
-# quarters of an append's time (bench/append_inprocess.py, bench/RESULTS.md). The rules
-# need only the stream's first event (owner) and last (status, seq, time).
+# quarters of an append's time (bench/append_inprocess.py, bench/RESULTS.md). Each probe
+# has one index that serves it whatever the planner's statistics say: with none yet (a
+# new table), PostgreSQL found a stream's ends by walking the whole stream, and an
+# idempotency key by walking every event of its actor.
 _ENDS_SQL = (
-    f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
-    f" AND (seq = 1 OR seq = (SELECT MAX(seq) FROM {TABLE} WHERE session = %s))"
-    " ORDER BY seq"
+    f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1 UNION ALL"
+    f" SELECT * FROM (SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+    " ORDER BY seq DESC LIMIT 1) AS last_event"
 )
 _KEY_SQL = (
     f"SELECT {_RECORD_COLUMNS} FROM {TABLE}"
@@ -186,6 +188,21 @@ _INSERT_SQL = (
     f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
     f" VALUES ({', '.join(['%s'] * len(COLUMNS))}) RETURNING id"
 )
+# An insert unless the actor's key is already on the stream, in the same statement.
+# PostgreSQL checks the key in the unique index it arbitrates on; SQLite cannot (its
+# trigger refusing replacement fires before any conflict clause), so it asks first.
+_KEYED_INSERT_SQL = {
+    "postgresql": _INSERT_SQL.replace(
+        " RETURNING",
+        " ON CONFLICT (session, actor, idempotency_key) WHERE idempotency_key IS NOT NULL"
+        " DO NOTHING RETURNING",
+    ),
+    "sqlite": (
+        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
+        f" SELECT {', '.join(['%s'] * len(COLUMNS))} WHERE NOT EXISTS (SELECT 1 FROM {TABLE}"
+        " WHERE session = %s AND actor = %s AND idempotency_key = %s) RETURNING id"
+    ),
+}
 _STREAM_SQL = f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s ORDER BY seq"
 
 
@@ -193,7 +210,8 @@ def stream_ends(stream: str) -> list[EventRecord]:
     """The stream's first and last events (one when they are the same; none if empty)."""
     with reading_cursor() as cursor:
         cursor.execute(_ENDS_SQL, [stream, stream])
-        return records_from_rows(cursor.fetchall())
+        rows = records_from_rows(cursor.fetchall())
+    return rows[:1] if len(rows) == 2 and rows[0].seq == rows[1].seq else rows
 
 
 _TAIL_SQL = f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s ORDER BY seq DESC LIMIT 1"
@@ -202,9 +220,8 @@ _TAIL_SQL = f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s ORDER BY 
 def stream_tail(stream: str) -> tuple | None:
     """The stream's last row as stored, unparsed (None for no such stream): it tells
     whether the stream has grown since it was last read, in one index probe."""
-    with connection.cursor() as cursor:
-        cursor.execute(_TAIL_SQL, [stream])
-        return cursor.fetchone()
+    rows = run_prepared(_TAIL_SQL, [stream])
+    return rows[0] if rows else None
 
 
 def key_event(stream: str, actor: str, key: str) -> EventRecord | None:
@@ -223,17 +240,21 @@ _CLAIM_KEY_SQL = (
 
 def claim_event(plan: str, actor: str, key: str) -> EventRecord | None:
     """The start on a node of `plan` that `actor` made under idempotency `key`, if any."""
-    with reading_cursor() as cursor:
-        cursor.execute(_CLAIM_KEY_SQL, [plan, actor, key])
-        rows = records_from_rows(cursor.fetchall())
+    rows = records_from_rows(run_prepared(_CLAIM_KEY_SQL, [plan, actor, key]))
     return rows[0] if rows else None
 
 
-def insert(record: EventRecord, idempotency_key: str | None = None) -> int:
-    """Insert one event (inside `holding`); returns its position."""
-    with connection.cursor() as cursor:
-        cursor.execute(_INSERT_SQL, _row_params(record, idempotency_key))
-        return cursor.fetchone()[0]
+def insert(record: EventRecord, idempotency_key: str | None = None) -> int | None:
+    """Insert one event (inside `holding`): its position, or None when the event's actor
+    has already appended to its stream under `idempotency_key` (nothing is written)."""
+    params = _row_params(record, idempotency_key)
+    sql = _INSERT_SQL
+    if idempotency_key is not None:
+        sql = _KEYED_INSERT_SQL[connection.vendor]
+        if connection.vendor == "sqlite":
+            params += [record.session, record.actor, idempotency_key]
+    rows = run_prepared(sql, params)
+    return rows[0][0] if rows else None
 
 
 def insert_many(records: Sequence[EventRecord]) -> None:
@@ -286,13 +307,13 @@ def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord],
     """The events a session's view depends on, oldest first, and how many blocks are
     open (both empty for no such session): a view costs the same at any stream length.
     The open blocks are counted in SQL only when there may be more than were read."""
-    rows = fetch_prepared(_VIEW_EVENTS_SQL, [stream] * 7 + [shown_blocks] + [stream] * 2)
+    rows = run_prepared(_VIEW_EVENTS_SQL, [stream] * 7 + [shown_blocks] + [stream] * 2)
     records = {record.seq: record for record in records_from_rows(rows)}
     events = [records[seq] for seq in sorted(records)]
     unblocked = max((e.seq for e in events if e.type == vocabulary.UNBLOCK), default=0)
     open_blocks = sum(1 for e in events if e.type == vocabulary.BLOCK and e.seq > unblocked)
     if open_blocks >= shown_blocks:
-        [(open_blocks,)] = fetch_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
+        [(open_blocks,)] = run_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
     return events, open_blocks
 
 
@@ -320,10 +341,9 @@ def stream_spans(
     """Microseconds from each event from `from_seq` on to the next (up to the event
     `to_seq`), summed by event type, and the seq of the last event reached (`from_seq`
     when none follows it): ask again from there to add what came since."""
-    at = _MICROSECONDS[connection.vendor]
-    with connection.cursor() as cursor:
-        cursor.execute(_SPANS.format(at=at), [stream, from_seq, to_seq])
-        rows = cursor.fetchall()
+    rows = run_prepared(
+        _SPANS.format(at=_MICROSECONDS[connection.vendor]), [stream, from_seq, to_seq]
+    )
     reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
     return {kind: int(total) for kind, total, _ in rows}, reached
 
@@ -501,14 +521,15 @@ _NODE_SESSIONS = (
 def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
     """The node sessions of each of `plans` (those that have any)."""
     found: dict[str, list[NodeSession]] = {}
-    with reading_cursor() as cursor:
-        cursor.execute(_NODE_SESSIONS.format(plans=json_array_rows()), [json.dumps(list(plans))])
-        for plan, session, node, opened, closed, outcome, closed_at in cursor.fetchall():
-            ended = (outcome or vocabulary.DONE) if closed else None
-            closed_at = aware_utc(closed_at) if closed else None
-            found.setdefault(plan, []).append(
-                NodeSession(session, node, aware_utc(opened), ended, closed_at)
-            )
+    sql = _NODE_SESSIONS.format(plans=json_array_rows())
+    for plan, session, node, opened, closed, outcome, closed_at in run_prepared(
+        sql, [json.dumps(list(plans))]
+    ):
+        ended = (outcome or vocabulary.DONE) if closed else None
+        closed_at = aware_utc(closed_at) if closed else None
+        found.setdefault(plan, []).append(
+            NodeSession(session, node, aware_utc(opened), ended, closed_at)
+        )
     return found
 
 

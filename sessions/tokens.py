@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from .models import ApiToken
-from .store import aware_utc
+from .store import aware_utc, run_prepared
 
 SCHEME = "ct_"
 PREFIX_LENGTH = len(SCHEME) + 8
@@ -77,19 +77,17 @@ def _user_query(vendor, user_model):
 def user_for_token(token):
     """The active user a live token acts as, or None.
 
-    Every API request runs this, so it is one fixed query on a plain cursor and the user
+    Every API request runs this, so it is one fixed query, prepared (`run_prepared`), and the user
     is built with `from_db` from the fields a request needs (the ORM's select_related
     query took longer to build than to run; a raw queryset still cost a tenth of an
     append request, bench/RESULTS.md §2).
     """
     user_model = get_user_model()
     sql, fields = _user_query(connection.vendor, user_model)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [digest(token)])
-        row = cursor.fetchone()
-    if row is None:
+    rows = run_prepared(sql, [digest(token)])
+    if not rows:
         return None
-    token_id, last_used, *values = row
+    token_id, last_used, *values = rows[0]
     user = user_model.from_db(connection.alias, fields, values)
     now = timezone.now()
     if last_used is None or now - aware_utc(last_used) > LAST_USED_RESOLUTION:

@@ -6,6 +6,9 @@ SESSION = "<str:session_id>"
 PLAN = "<str:plan_id>"
 
 urlpatterns = [
+    # The agents' surfaces first: they take most requests, and each pattern tried costs.
+    path("api/", api.urls()),
+    path(mcp_tools.PATH.lstrip("/"), mcp_tools.endpoint, name="mcp"),
     path("", views.board, name="board"),
     path("sessions/start", views.start, name="start"),
     path(f"sessions/{SESSION}/", views.session_page, name="session"),
@@ -21,6 +24,4 @@ urlpatterns = [
     path("webhooks/", views.webhook_list, name="webhooks"),
     path("webhooks/<int:subscription_id>/ping", views.webhook_ping, name="webhook_ping"),
     path("webhooks/<int:subscription_id>/remove", views.webhook_remove, name="webhook_remove"),
-    path("api/", api.urls()),
-    path(mcp_tools.PATH.lstrip("/"), mcp_tools.endpoint, name="mcp"),
 ]

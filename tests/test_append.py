@@ -14,7 +14,7 @@ from sessions.append import (
     append_event,
 )
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, CLOSE, REVIEW, START, UNBLOCK
+from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, REVIEW, START, UNBLOCK
 from tests.conftest import projected_status
 
 
@@ -142,6 +142,17 @@ def test_the_idempotency_key_is_checked_before_expected_seq_and_transition(start
     append_event(started, CLOSE, {}, user=alice, expected_seq=1, idempotency_key="k1")
     retry = append_event(started, CLOSE, {}, user=alice, expected_seq=1, idempotency_key="k1")
     assert retry.event.seq == 2 and not retry.created
+
+
+def test_a_plan_s_key_does_not_answer_a_session_request_on_its_id(alice):
+    plan = {"title": "P", "nodes": [{"key": "a", "title": "A"}]}
+    append_event("p", PLAN_CREATE, plan, user=alice, idempotency_key="k")
+    with pytest.raises(Conflict) as refused:
+        append_event("p", START, {"title": "t"}, user=alice, idempotency_key="k")
+    assert refused.value.code == "session_exists"
+    with pytest.raises(UnknownSession):
+        append_event("p", BLOCK, {"reason": "r"}, user=alice, idempotency_key="k")
+    assert count() == 1
 
 
 def test_idempotency_keys_are_per_session(started, alice):

@@ -12,14 +12,15 @@ from sessions.vocabulary import PLAN_CREATE
 pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no savepoints
 
 # What each statement in the write's transaction is for, in order. Around it: the token
-# lookup before and the answer's view after (its events, and the time spent in each
-# status, asked only when this process has no sums kept for the session); on PostgreSQL
-# the transaction's first statement takes the stream locks (SQLite's writers queue on a
-# file lock instead).
-APPEND = ["stream ends", "idempotency key", "insert"]
+# lookup before and, after, the time spent in each status for the answer's view (asked
+# only when this process has no sums kept for the session: the view's events are those
+# the append read, with its own); on PostgreSQL the transaction's first statement takes
+# the stream locks (SQLite's writers queue on a file lock instead). The insert checks
+# the idempotency key.
+APPEND = ["view events", "insert"]
 # A claim on a plan whose graph this process keeps (`plan_graphs`): the plan's last row
 # says it has not grown. The first claim of a process reads the plan's stream as well.
-CLAIM = ["claim key", "plan tail", "node sessions", "stream ends", "idempotency key", "insert"]
+CLAIM = ["claim key", "plan tail", "node sessions", "view events", "insert"]
 
 
 def statements(client, path, body, token):
@@ -35,7 +36,7 @@ def statements(client, path, body, token):
 
 def expected(steps):
     locks = ["locks"] if connection.vendor == "postgresql" else []
-    return ["token", "begin", *locks, *steps, "commit", "view events", "time spans"]
+    return ["token", "begin", *locks, *steps, "commit", "time spans"]
 
 
 def test_an_api_append_sends_one_statement_per_step(client, started, alice, token_for):

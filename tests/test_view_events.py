@@ -1,7 +1,8 @@
 """A session's view is read from a few of its events (`store.read_view_events`), so that
-it costs the same at any stream length. The rule, in Python here, is a specification:
-the view of those events equals the view of the whole stream (a hypothesis property),
-and the store's SQL picks exactly those events (checked on generated streams)."""
+it costs the same at any stream length. The rule, in Python (`projections.view_events`),
+is a specification: the view of those events equals the view of the whole stream (a
+hypothesis property), the store's SQL picks exactly those events (checked on generated
+streams), and an append works out the next ones from them (`view_events_after`)."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -11,24 +12,12 @@ from hypothesis import strategies as st
 
 from sessions import projections, store
 from sessions.append import import_stream
-from sessions.projections import EventRecord
-from sessions.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER, UNBLOCK
+from sessions.projections import EventRecord, view_events, view_events_after
+from sessions.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER
 from tests.conftest import spans
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 SHOWN = 3
-
-
-def view_events(events, shown):
-    """The events the view depends on: first and last, the latest note-bearing one, the
-    latest unblock and block, and the first and the latest `shown` blocks after that
-    unblock (the first is where the blocked run began)."""
-    last_unblock = max((e.seq for e in events if e.type == UNBLOCK), default=0)
-    open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
-    wanted = {1, events[-1].seq, last_unblock, *open_blocks[-shown:], *open_blocks[:1]}
-    wanted |= {max((e.seq for e in events if e.note is not None), default=0)}
-    wanted |= {max((e.seq for e in events if e.type == BLOCK), default=0)}
-    return [e for e in events if e.seq in wanted], len(open_blocks)
 
 
 @st.composite
@@ -65,6 +54,12 @@ def test_the_view_of_the_chosen_events_is_the_view_of_the_whole_stream(events):
     chosen, blocker_count = view_events(events, projections.MAX_BLOCKERS_SHOWN)
     spent = projections.time_in_state_from(spans(events), events[-1], NOW)
     assert view(chosen, blocker_count, spent) == view(events)
+
+
+@given(streams(max_events=40), st.integers(1, 4))
+def test_an_append_works_out_the_next_view_events_from_the_last(events, shown):
+    before = view_events(events[:-1], shown)
+    assert view_events_after(*before, events[-1], shown) == view_events(events, shown)
 
 
 @pytest.mark.django_db
