@@ -103,8 +103,9 @@ def reading_cursor(alias: str = "default") -> Iterator[CursorWrapper]:
 
 
 def run_prepared(sql: str, params: Sequence) -> list[tuple]:
-    """Run a hot statement and return its rows, past Django's cursor wrapper (which
-    rewrote the placeholders of every SQLite statement on every run).
+    """Run a hot statement that returns rows (a SELECT, or an INSERT … RETURNING) and
+    return them, past Django's cursor wrapper (which rewrote the placeholders of every
+    SQLite statement on every run).
 
     PostgreSQL plans it once per connection, not on every run (the view's events took
     1.3 ms to plan and 0.3 ms to run): a server-bound psycopg cursor executes it as a
@@ -129,7 +130,7 @@ def _run_prepared_postgresql(sql: str, params: Sequence) -> list[tuple]:
     with psycopg.Cursor(connection.connection) as cursor:
         cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
         cursor.execute(sql, params, prepare=True)
-        return cursor.fetchall() if cursor.description else []
+        return cursor.fetchall()
 
 
 @functools.cache

@@ -1,9 +1,10 @@
-"""A lost database connection is retried with growing pauses, then reported."""
+"""A lost database connection is retried with growing pauses, then reported; so a view
+that retries needs no health check of its connection first."""
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection, connections
 
-from sessions import retry
+from sessions import retry, store
 
 
 @pytest.fixture(autouse=True)
@@ -36,3 +37,32 @@ def test_a_database_that_stays_unreachable_is_reported_after_every_attempt():
     with pytest.raises(retry.DatabaseUnavailable):
         retry.retrying(view)()
     assert len(calls) == len(retry.PAUSES)
+
+
+@pytest.fixture
+def health_checks(monkeypatch):
+    """The settings' health checks on a reused connection, and how often they ran."""
+    checks, database = [], connections["default"]
+    monkeypatch.setattr(database, "health_check_enabled", True)
+    usable = database.is_usable
+    monkeypatch.setattr(database, "is_usable", lambda: checks.append(1) or usable())
+    return checks
+
+
+def reused(view):
+    """Run `view` as a request on a connection kept from an earlier one."""
+    connection.ensure_connection()
+    connection.close_if_unusable_or_obsolete()  # what a request's start does
+    return view()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retried_view_asks_no_health_check_of_its_connection(health_checks):
+    assert reused(retry.retrying(lambda: store.stream_ends("nothing"))) == []
+    assert health_checks == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_any_other_view_still_checks_its_connection_first(health_checks):
+    assert reused(lambda: store.stream_ends("nothing")) == []
+    assert health_checks == [1]
