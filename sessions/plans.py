@@ -8,6 +8,7 @@ its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans"
   path from the plan's events and a summary of its nodes' sessions.
 """
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -60,6 +61,12 @@ class Graph:
 
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.retired]
+
+    @functools.cached_property
+    def order(self) -> list[str]:
+        """Every node's key after the keys it needs (worked out once per graph: a kept
+        graph serves many claims)."""
+        return topological({key: node.needs for key, node in self.nodes.items()})
 
 
 def _cycle(nodes: dict[str, Node]) -> list[str] | None:
@@ -221,36 +228,30 @@ class PlanView:
 
 def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tuple[str, str | None]]:
     """Each node's state and, when running, its live session's id."""
-    by_node: dict[str, list[NodeSession]] = {}
+    # Each node's latest session (opened last), and its latest live one.
+    latest: dict[str, NodeSession] = {}
+    live: dict[str, NodeSession] = {}
     for session in sorted(sessions, key=lambda s: (s.opened_at, s.session)):
-        by_node.setdefault(session.node, []).append(session)
+        latest[session.node] = session
+        if session.outcome is None:
+            live[session.node] = session
     states: dict[str, tuple[str, str | None]] = {}
-
-    def state_of(key: str) -> str:
-        if key in states:
-            return states[key][0]
+    for key in graph.order:  # needs first
         node = graph.nodes[key]
-        history = by_node.get(key, [])
-        live = [s for s in history if s.outcome is None]
         if node.retired:
             states[key] = (RETIRED, None)
-        elif live:
-            states[key] = (RUNNING, live[-1].session)
-        elif history:
-            states[key] = (DONE if history[-1].outcome == DONE else FAILED, None)
+        elif key in live:
+            states[key] = (RUNNING, live[key].session)
+        elif key in latest:
+            states[key] = (DONE if latest[key].outcome == DONE else FAILED, None)
         else:
-            needed = [state_of(need) for need in node.needs if need in graph.nodes]
+            needed = [states[need][0] for need in node.needs if need in graph.nodes]
             if all(state == DONE for state in needed):
                 states[key] = (READY, None)
             elif any(state in (FAILED, UPSTREAM_FAILED) for state in needed):
                 states[key] = (UPSTREAM_FAILED, None)
             else:
                 states[key] = (WAITING, None)
-        return states[key][0]
-
-    # Needs first, so that the recursion stays shallow however deep the graph.
-    for key in _topological(graph):
-        state_of(key)
     return states
 
 
@@ -276,10 +277,6 @@ def topological(needs: dict[str, Sequence[str]]) -> list[str]:
     return order
 
 
-def _topological(graph: Graph) -> list[str]:
-    return topological({key: node.needs for key, node in graph.nodes.items()})
-
-
 def topological_keys(view: "PlanView") -> list[str]:
     return topological({node.key: node.needs for node in view.nodes})
 
@@ -293,6 +290,9 @@ def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
             for need in node.needs:
                 dependents.setdefault(need, []).append(node.key)
     position = {key: index for index, key in enumerate(graph.nodes)}
+
+    if not dependents:  # nothing waits on anything: plan order
+        return [key for key in graph.nodes if states[key] == READY]
 
     def unlocks(key: str) -> int:
         seen: set[str] = set()
@@ -311,7 +311,7 @@ def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
 def critical_path(graph: Graph, states: dict[str, str]) -> list[str]:
     """The longest chain of live, not-done nodes, first-to-do first; ties go to the
     earlier node in plan order."""
-    pending = [key for key in _topological(graph) if states[key] in NOT_DONE]
+    pending = [key for key in graph.order if states[key] in NOT_DONE]
     position = {key: index for index, key in enumerate(graph.nodes)}
     depth: dict[str, int] = {}
     for key in pending:  # needs come first
