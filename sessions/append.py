@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import IntegrityError
 from django.utils import timezone
 
-from . import plan_graphs, plans, projections, store, time_spent, vocabulary
+from . import plan_graphs, plan_sessions, plans, projections, store, time_spent, vocabulary
 from .projections import EventRecord
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
@@ -281,7 +281,7 @@ def _plan_state(plan_id: str) -> tuple | None:
     graph = plan_graphs.graph(plan_id)
     if graph is None:
         return None
-    return graph, plans.node_states(graph, store.node_sessions(plan_id))
+    return graph, plans.node_states(graph, plan_sessions.node_sessions(plan_id))
 
 
 def _check_node_start(
@@ -374,7 +374,9 @@ def import_stream(session_id: str, records: list[EventRecord]) -> bool:
     events; raises `StreamMismatch` when it holds different ones.
     """
     records = list(records)
-    with store.holding(session_id):
+    # A start on a plan's node holds the plan, as every such start does (`plan_sessions`).
+    plan = records[0].plan if records and records[0].type == vocabulary.START else None
+    with store.holding(*((plan, session_id) if plan else (session_id,))):
         existing = store.read_stream(session_id)
         if existing:
             if existing == records:

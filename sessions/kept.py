@@ -1,6 +1,7 @@
 """What a process keeps of derived values, per database: a bounded map, safe across
 threads, that drops the least recently used entries beyond its bound. The read models
-that keep something per stream (`time_spent`, `plan_graphs`) hold one each; nothing in
+that keep something per stream (`time_spent`, `plan_graphs`, `plan_sessions`) hold one
+each; nothing in
 it is ever written anywhere."""
 
 import threading

@@ -124,13 +124,18 @@ def run_prepared(sql: str, params: Sequence) -> list[tuple]:
 
 
 def _run_prepared_postgresql(sql: str, params: Sequence) -> list[tuple]:
-    import psycopg
-    from psycopg.types.datetime import TimestamptzLoader
+    # One server-bound cursor per connection, made once: making one (and its loaders)
+    # for every statement cost as much as sending it.
+    kept = getattr(connection, "_tower_prepared", None)
+    if kept is None or kept[0] is not connection.connection:
+        import psycopg
+        from psycopg.types.datetime import TimestamptzLoader
 
-    with psycopg.Cursor(connection.connection) as cursor:
+        cursor = psycopg.Cursor(connection.connection)
         cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
-        cursor.execute(sql, params, prepare=True)
-        return cursor.fetchall()
+        kept = connection._tower_prepared = (connection.connection, cursor)
+    kept[1].execute(sql, params, prepare=True)
+    return kept[1].fetchall()
 
 
 @functools.cache
@@ -553,6 +558,47 @@ def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
 
 def node_sessions(plan: str) -> list[NodeSession]:
     return node_sessions_of([plan]).get(plan, [])
+
+
+# For `plan_sessions`: a plan's starts above a position with their closes (part 0), the
+# closes of the given sessions (part 1), and how many starts on the plan there are at or
+# below the position (part 2).
+_NODE_SESSIONS_AFTER = (
+    "SELECT 0, s.id, s.session, s.node, s.timestamp, c.type, c.outcome, c.timestamp"
+    f" FROM {TABLE} s LEFT JOIN {TABLE} c"
+    f" ON c.session = s.session AND c.type = '{vocabulary.CLOSE}'"
+    f" WHERE s.type = '{vocabulary.START}' AND s.plan = %s AND s.id > %s"
+    " UNION ALL SELECT 1, NULL, c.session, NULL, NULL, c.type, c.outcome, c.timestamp"
+    f" FROM {TABLE} c WHERE c.type = '{vocabulary.CLOSE}' AND c.session IN ({{sessions}})"
+    " UNION ALL SELECT 2, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL"
+    f" FROM {TABLE} WHERE type = '{vocabulary.START}' AND plan = %s AND id <= %s"
+)
+
+
+def node_sessions_after(
+    plan: str, position: int, sessions: Sequence[str]
+) -> tuple[list[tuple[int, NodeSession]], dict[str, tuple[str, datetime]], int]:
+    """What changed of a plan's node sessions since `position`, for a caller that knows
+    them up to it: the sessions started on the plan above it, with their positions; the
+    outcome and close time of those of `sessions` that are closed; and how many starts on
+    the plan there are at or below it (telling whether the table still holds what was
+    known)."""
+    sql = _NODE_SESSIONS_AFTER.format(sessions=json_array_rows())
+    rows = run_prepared(sql, [plan, position, json.dumps(list(sessions)), plan, position])
+    started, closed, below = [], {}, 0
+    for part, number, session, node, opened, close, outcome, closed_at in rows:
+        if part == 2:
+            below = number
+            continue
+        ended = (outcome or vocabulary.DONE) if close else None
+        closed_at = aware_utc(closed_at) if close else None
+        if part == 0:
+            started.append(
+                (number, NodeSession(session, node, aware_utc(opened), ended, closed_at))
+            )
+        else:
+            closed[session] = (ended, closed_at)
+    return started, closed, below
 
 
 _PLANS_SQL = f"SELECT session FROM {TABLE} WHERE type = '{vocabulary.PLAN_CREATE}'"

@@ -1,0 +1,78 @@
+"""The kept node sessions of a plan (`plan_sessions`): caught up under the plan's lock
+with the starts above the last one known and the closes of the sessions still running,
+always equal to reading them whole, and read whole again when the table no longer holds
+what was kept."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.db.models import Max
+from django.test.utils import CaptureQueriesContext
+
+from sessions import plan_sessions, store
+from sessions.append import append_event, claim_next
+from sessions.models import Event
+from sessions.vocabulary import CLOSE, PLAN_CREATE, START
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NODES = [{"key": key, "title": key.upper()} for key in "abcd"]
+
+
+@pytest.fixture
+def plan(alice):
+    append_event("p", PLAN_CREATE, {"title": "P", "nodes": NODES}, user=alice)
+
+
+def kept(plan_id):
+    """The node sessions as a claim reads them: under the plan's lock."""
+    with store.holding(plan_id):
+        return sorted(plan_sessions.node_sessions(plan_id))
+
+
+def whole(plan_id):
+    return sorted(store.node_sessions(plan_id))
+
+
+def test_kept_sessions_follow_starts_and_closes(plan, alice):
+    assert kept("p") == whole("p") == []
+    first = claim_next("p", user=alice).event.session
+    second = claim_next("p", user=alice).event.session
+    assert kept("p") == whole("p")
+    append_event(first, CLOSE, {"outcome": "failed"}, user=alice)
+    claim_next("p", user=alice)
+    assert kept("p") == whole("p")
+    append_event(second, CLOSE, {}, user=alice)
+    assert kept("p") == whole("p")
+    assert {s.outcome for s in kept("p")} == {"failed", "done", None}
+
+
+def test_a_caught_up_plan_reads_only_what_changed(plan, alice):
+    for _ in range(3):
+        claim_next("p", user=alice)
+    kept("p")
+    with CaptureQueriesContext(connection) as captured, store.holding("p"):
+        plan_sessions.node_sessions("p")
+    # The lock (PostgreSQL) and one statement, asking above the latest start known.
+    reads = [q["sql"] for q in captured.captured_queries if "tower_event" in q["sql"]]
+    assert len(reads) == 1
+    latest = Event.objects.filter(plan="p", type=START).aggregate(Max("id"))["id__max"]
+    assert plan_sessions.KNOWN.get("p").position == latest
+
+
+def test_a_plan_whose_starts_left_the_table_is_read_whole_again(plan, alice):
+    claim_next("p", user=alice)
+    assert len(kept("p")) == 1
+    call_command("flush", interactive=False, verbosity=0)  # as restoring a backup might
+    append_event("p", PLAN_CREATE, {"title": "P", "nodes": NODES}, user=alice)
+    assert kept("p") == whole("p") == []
+    claim_next("p", user=alice)
+    assert kept("p") == whole("p")
+
+
+def test_inside_an_enclosing_transaction_nothing_is_kept(plan, alice):
+    plan_sessions.KNOWN.forget()
+    with transaction.atomic():
+        claim_next("p", user=alice)
+        assert kept("p") == whole("p")
+    assert plan_sessions.KNOWN.get("p") is None
