@@ -144,7 +144,7 @@ def append_event(
     # amend retiring it) take turns: exactly one wins.
     streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
     args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
-    result = _retrying_races(lambda: _append_holding(streams, *args))
+    result = _retrying_races(lambda attempt: _append_once(streams, attempt, *args))
     if result.previous is not None:
         # Committed: the process's time-spent sums take its span without asking again.
         time_spent.appended(result.previous, result.event)
@@ -152,16 +152,19 @@ def append_event(
 
 
 def _retrying_races(write):
-    for _ in range(_ATTEMPTS - 1):
+    """`write(attempt)`, numbered from 0, until it does not lose a race."""
+    for attempt in range(_ATTEMPTS - 1):
         try:
-            return write()
+            return write(attempt)
         except IntegrityError:
             continue  # another writer took this seq first: read the new tail, try again
-    return write()
+    return write(_ATTEMPTS - 1)
 
 
-def _append_holding(streams, *args):
-    with store.holding(*streams):
+def _append_once(streams, attempt, *args):
+    # A first try may run without the streams' lock (`store.appending`); after a lost
+    # race the append holds it, so no writer loses twice to a busy stream.
+    with store.appending(*streams, locked=attempt > 0):
         return _append_to_stream(*args)
 
 
@@ -360,7 +363,7 @@ def claim_next(
                 plan=plan,
             )
 
-    return _retrying_races(claim)
+    return _retrying_races(lambda _: claim())
 
 
 class StreamMismatch(Refused):

@@ -4,9 +4,11 @@ Above it the rules (`append`) decide what may be written and the read side (`rea
 `open_sessions`) decides what to show; below it is the `tower_event` table. It offers:
 
 - `holding(stream)`: a transaction that holds one stream against every other writer;
+- `appending(stream)`: where an append runs, `holding` the stream or, on PostgreSQL,
+  letting the insert's own transaction and the unique (session, seq) decide a race;
 - `read_view_events` (the few events a view depends on, the stream's ends among them),
   `insert` and `key_event`: the append, its expected position checked by the caller
-  inside `holding`, its idempotency key by the insert;
+  inside `appending`, its idempotency key by the insert;
 - `read_stream`: one stream, oldest first; `stream_ends`: its first and last events;
 - `SafePosition` and `read_feed`: how far the table can be read in position (id) order
   with no lower position still to appear, and the events up to there, for folds and
@@ -174,6 +176,9 @@ def _sqlite_writer_turn() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
+_LOCK = "pg_advisory_xact_lock(hashtextextended(%s, 0))"  # a stream's, on PostgreSQL
+
+
 @contextmanager
 def holding(*streams: str) -> Iterator[None]:
     """A transaction that holds `streams` against every other writer, taken in the
@@ -188,8 +193,32 @@ def holding(*streams: str) -> Iterator[None]:
             # One round trip: the locks, in the order given, then the transaction id,
             # taken before any event id, which is what lets readers tell when no lower
             # event id can still commit (`SafePosition`).
-            locks = ", ".join(["pg_advisory_xact_lock(hashtextextended(%s, 0))"] * len(streams))
+            locks = ", ".join([_LOCK] * len(streams))
             run_prepared(f"SELECT {locks}, pg_current_xact_id()", list(streams))
+        yield
+
+
+@contextmanager
+def appending(*streams: str, locked: bool = False) -> Iterator[None]:
+    """Where one append runs (its reads, its rules and its `insert`): `holding` its
+    streams, except on PostgreSQL for an append to one stream, not `locked`, outside any
+    transaction. That one holds nothing while it reads the stream in autocommit; its
+    insert is a transaction of its own, sent in one round trip, that takes the stream's
+    lock first (so it never slips between a holder's read and insert), and the unique
+    (session, seq) decides a race: the loser's insert raises IntegrityError, and it
+    tries again holding the stream, where it cannot lose. Five round trips (begin, lock,
+    read, insert, commit) become two. An append that
+    spans streams (a start on a plan's node holds the plan) always holds them, and so
+    does SQLite, where writers take turns anyway and queue best on its file lock."""
+    if (
+        not locked
+        and len(streams) == 1
+        and connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+    ):
+        yield
+        return
+    with holding(*streams):
         yield
 
 
@@ -268,7 +297,7 @@ def claim_event(plan: str, actor: str, key: str) -> EventRecord | None:
 
 
 def insert(record: EventRecord, idempotency_key: str | None = None) -> int | None:
-    """Insert one event (inside `holding`): its position, or None when the event's actor
+    """Insert one event (inside `appending`): its position, or None when the event's actor
     has already appended to its stream under `idempotency_key` (nothing is written)."""
     params = _row_params(record, idempotency_key)
     sql = _INSERT_SQL
@@ -276,8 +305,23 @@ def insert(record: EventRecord, idempotency_key: str | None = None) -> int | Non
         sql = _KEYED_INSERT_SQL[connection.vendor]
         if connection.vendor == "sqlite":
             params += [record.session, record.actor, idempotency_key]
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        return _insert_committed(record.session, sql, params)
     rows = run_prepared(sql, params)
     return rows[0][0] if rows else None
+
+
+def _insert_committed(stream: str, sql: str, params: Sequence) -> int | None:
+    """PostgreSQL: the insert as a transaction of its own in one round trip (statements
+    sent together in autocommit run as one transaction). It first takes the stream's
+    lock, so that it never slips between a holder's read and insert (a holder never
+    loses a race), and its transaction id, as every writer does before any event id
+    (`SafePosition`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_LOCK}, pg_current_xact_id(); {sql}", [stream, *params])
+        cursor.nextset()
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def insert_many(records: Sequence[EventRecord]) -> None:
