@@ -175,14 +175,18 @@ def _kind(event_type: str | None) -> str | None:
 
 
 def _append_to_stream(
-    stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None
+    stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None, fresh=False
 ):
-    """The append inside `holding`; `plan` is the plan's graph and node states when the
-    caller has just worked them out (a claim), so that a start on a node does so once.
+    """The append inside `store.appending`; `plan` is the plan's graph and node states
+    when the caller has just worked them out (a claim), so that a start on a node does
+    so once; `fresh` says the stream's id was just made (a claim's), so there is nothing
+    to read of it (were it taken after all, the insert fails and the caller tries again).
 
     The idempotency key is checked by the insert, and before a refusal: either way an
     append made earlier under the key is answered with, whatever happened since."""
-    chosen, open_blocks = store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    chosen, open_blocks = (
+        ([], 0) if fresh else store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    )
     ends = chosen[:1] + chosen[1:][-1:]
     actor = user.get_username()
     owner = ends[0].actor if ends else None
@@ -278,13 +282,14 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
-def _plan_state(plan_id: str) -> tuple | None:
-    """The plan's graph and its nodes' states (`plans.node_states`), or None when there
-    is no such plan."""
+def _plan_state(plan_id: str, found: plan_sessions.Found | None = None) -> tuple | None:
+    """The plan's graph and its nodes' states (`plans.node_states`) from its node
+    sessions (`found`, or read), or None when there is no such plan."""
     graph = plan_graphs.graph(plan_id)
     if graph is None:
         return None
-    return graph, plans.node_states(graph, plan_sessions.node_sessions(plan_id))
+    found = found or plan_sessions.node_sessions(plan_id)
+    return graph, plans.node_states(graph, found.sessions)
 
 
 def _check_node_start(
@@ -332,15 +337,19 @@ def claim_next(
         raise InvalidEvent(errors)
     if not user.is_authenticated:
         raise Forbidden("Sign in to claim work.")
-    session_id = new_session_id()
+    actor = user.get_username()
 
     def claim() -> Appended:
+        session_id = new_session_id()  # anew on each try: its start is the only read of it
         with store.holding(plan_id, session_id):
-            if idempotency_key is not None:
-                earlier = store.claim_event(plan_id, user.get_username(), idempotency_key)
+            found = plan_sessions.node_sessions(plan_id)
+            if idempotency_key is not None and (
+                found.keys is None or (actor, idempotency_key) in found.keys
+            ):
+                earlier = store.claim_event(plan_id, actor, idempotency_key)
                 if earlier is not None:
                     return Appended(earlier, created=False)
-            plan = _plan_state(plan_id)
+            plan = _plan_state(plan_id, found)
             if plan is None:
                 raise UnknownPlan(plan_id)
             ready = plans.ready_nodes(*plan)
@@ -361,6 +370,7 @@ def claim_next(
                 idempotency_key,
                 now,
                 plan=plan,
+                fresh=True,
             )
 
     return _retrying_races(lambda _: claim())

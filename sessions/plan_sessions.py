@@ -15,10 +15,12 @@ but they are asked for by session, not by position. The sessions are kept only w
 the reader's transaction is its own (no enclosing one) and has written nothing yet, so
 it sees committed rows only; and the count of starts at or below the position must
 match what is kept, or the plan's sessions are read again (the table was emptied or
-restored). Nothing is written anywhere.
+restored). With each start comes the actor's idempotency key, if any, so that a claim
+learns it is not a repeat without asking. Nothing is written anywhere.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection
 
@@ -31,22 +33,30 @@ from .plans import NodeSession
 class _Known:
     sessions: dict[str, NodeSession]  # by session id
     position: int  # the id of the latest start among them
+    keys: frozenset[tuple[str, str]] = frozenset()  # (actor, key) of starts made under one
+
+
+class Found(NamedTuple):
+    sessions: list[NodeSession]
+    # The (actor, idempotency key) pairs of the plan's starts; None when not known (read
+    # inside an enclosing transaction), so that a claim asks the store instead.
+    keys: frozenset[tuple[str, str]] | None
 
 
 KNOWN = Kept(bound=1_000)
 
 
-def node_sessions(plan_id: str) -> list[NodeSession]:
+def node_sessions(plan_id: str) -> Found:
     """The plan's node sessions (as `store.node_sessions`), for a caller holding the
     plan's lock (`store.holding`) that has written nothing in its transaction yet."""
     if connection.savepoint_ids:  # `holding`'s transaction sits inside another one
-        return store.node_sessions(plan_id)
+        return Found(store.node_sessions(plan_id), None)
     known = KNOWN.get(plan_id)
     found = _caught_up(plan_id, known) if known is not None else None
     if found is None:
         found = _caught_up(plan_id, _Known({}, 0))
     KNOWN.put(plan_id, found)
-    return list(found.sessions.values())
+    return Found(list(found.sessions.values()), found.keys)
 
 
 def _caught_up(plan_id: str, known: _Known) -> _Known | None:
@@ -58,6 +68,8 @@ def _caught_up(plan_id: str, known: _Known) -> _Known | None:
         return None
     for session_id, (outcome, closed_at) in closed.items():
         sessions[session_id] = sessions[session_id]._replace(outcome=outcome, closed_at=closed_at)
-    for _, session in started:
-        sessions[session.session] = session
-    return _Known(sessions, max((number for number, _ in started), default=known.position))
+    for start in started:
+        sessions[start.session.session] = start.session
+    keys = known.keys | {start.key for start in started if start.key is not None}
+    position = max((start.position for start in started), default=known.position)
+    return _Known(sessions, position, keys)

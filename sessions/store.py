@@ -27,6 +27,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from django.db import connection, connections, transaction
 from django.db.backends.utils import CursorWrapper
@@ -608,38 +609,45 @@ def node_sessions(plan: str) -> list[NodeSession]:
 # closes of the given sessions (part 1), and how many starts on the plan there are at or
 # below the position (part 2).
 _NODE_SESSIONS_AFTER = (
-    "SELECT 0, s.id, s.session, s.node, s.timestamp, c.type, c.outcome, c.timestamp"
-    f" FROM {TABLE} s LEFT JOIN {TABLE} c"
+    "SELECT 0, s.id, s.session, s.node, s.timestamp, c.type, c.outcome, c.timestamp,"
+    f" s.actor, s.idempotency_key FROM {TABLE} s LEFT JOIN {TABLE} c"
     f" ON c.session = s.session AND c.type = '{vocabulary.CLOSE}'"
     f" WHERE s.type = '{vocabulary.START}' AND s.plan = %s AND s.id > %s"
-    " UNION ALL SELECT 1, NULL, c.session, NULL, NULL, c.type, c.outcome, c.timestamp"
-    f" FROM {TABLE} c WHERE c.type = '{vocabulary.CLOSE}' AND c.session IN ({{sessions}})"
-    " UNION ALL SELECT 2, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL"
+    " UNION ALL SELECT 1, NULL, c.session, NULL, NULL, c.type, c.outcome, c.timestamp,"
+    f" NULL, NULL FROM {TABLE} c WHERE c.type = '{vocabulary.CLOSE}'"
+    f" AND c.session IN ({{sessions}})"
+    " UNION ALL SELECT 2, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
     f" FROM {TABLE} WHERE type = '{vocabulary.START}' AND plan = %s AND id <= %s"
 )
 
 
+class NodeStart(NamedTuple):
+    """A start on a plan's node, as `node_sessions_after` finds it."""
+
+    position: int
+    session: NodeSession
+    key: tuple[str, str] | None  # (actor, idempotency key), when it was made under one
+
+
 def node_sessions_after(
     plan: str, position: int, sessions: Sequence[str]
-) -> tuple[list[tuple[int, NodeSession]], dict[str, tuple[str, datetime]], int]:
+) -> tuple[list[NodeStart], dict[str, tuple[str, datetime]], int]:
     """What changed of a plan's node sessions since `position`, for a caller that knows
-    them up to it: the sessions started on the plan above it, with their positions; the
-    outcome and close time of those of `sessions` that are closed; and how many starts on
-    the plan there are at or below it (telling whether the table still holds what was
-    known)."""
+    them up to it: the starts on the plan above it; the outcome and close time of those
+    of `sessions` that are closed; and how many starts on the plan there are at or below
+    it (telling whether the table still holds what was known)."""
     sql = _NODE_SESSIONS_AFTER.format(sessions=json_array_rows())
     rows = run_prepared(sql, [plan, position, json.dumps(list(sessions)), plan, position])
     started, closed, below = [], {}, 0
-    for part, number, session, node, opened, close, outcome, closed_at in rows:
+    for part, number, session, node, opened, close, outcome, closed_at, actor, key in rows:
         if part == 2:
             below = number
             continue
         ended = (outcome or vocabulary.DONE) if close else None
         closed_at = aware_utc(closed_at) if close else None
         if part == 0:
-            started.append(
-                (number, NodeSession(session, node, aware_utc(opened), ended, closed_at))
-            )
+            found = NodeSession(session, node, aware_utc(opened), ended, closed_at)
+            started.append(NodeStart(number, found, (actor, key) if key is not None else None))
         else:
             closed[session] = (ended, closed_at)
     return started, closed, below

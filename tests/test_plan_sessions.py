@@ -27,7 +27,7 @@ def plan(alice):
 def kept(plan_id):
     """The node sessions as a claim reads them: under the plan's lock."""
     with store.holding(plan_id):
-        return sorted(plan_sessions.node_sessions(plan_id))
+        return sorted(plan_sessions.node_sessions(plan_id).sessions)
 
 
 def whole(plan_id):
@@ -76,3 +76,18 @@ def test_inside_an_enclosing_transaction_nothing_is_kept(plan, alice):
         claim_next("p", user=alice)
         assert kept("p") == whole("p")
     assert plan_sessions.KNOWN.get("p") is None
+
+
+def test_a_claim_knows_its_key_is_new_without_asking_and_a_repeat_gets_the_first(
+    plan, alice, monkeypatch
+):
+    asked = []
+    claim_event = store.claim_event
+    monkeypatch.setattr(store, "claim_event", lambda *a: asked.append(a) or claim_event(*a))
+    first = claim_next("p", user=alice, idempotency_key="k1")
+    claim_next("p", user=alice, idempotency_key="k2")
+    assert asked == []
+    again = claim_next("p", user=alice, idempotency_key="k1")
+    assert asked == [("p", "alice", "k1")]
+    assert again.event == first.event and not again.created
+    assert len(whole("p")) == 2

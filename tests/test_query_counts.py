@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from sessions import plan_graphs
+from sessions import plan_graphs, plan_sessions, store
 from sessions.append import append_event
 from sessions.vocabulary import PLAN_CREATE
 
@@ -19,9 +19,12 @@ pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no sa
 # lock instead); on PostgreSQL an append to one stream holds nothing, and its insert is
 # a transaction of its own (`store.appending`). The insert checks the idempotency key.
 APPEND = ["view events", "insert"]
-# A claim on a plan whose graph this process keeps (`plan_graphs`): the plan's last row
-# says it has not grown. The first claim of a process reads the plan's stream as well.
-CLAIM = ["claim key", "plan tail", "node sessions", "view events", "insert"]
+# A claim on a plan whose graph (`plan_graphs`) and node sessions (`plan_sessions`) this
+# process keeps: what changed of the node sessions (with the keys of the claims made,
+# so no claim key is asked for), the plan's last row (it has not grown), the insert (a
+# new session: nothing to read of it). The first claim of a process reads the plan's
+# stream as well.
+CLAIM = ["node sessions", "plan tail", "insert"]
 
 
 def statements(client, path, body, token):
@@ -71,11 +74,15 @@ def plan(alice):
 
 
 def test_a_claim_sends_one_statement_per_step(client, alice, token_for, plan):
-    plan_graphs.graph("p")  # as an earlier claim or start on the plan leaves it
+    # As an earlier claim or start on the plan leaves them:
+    plan_graphs.graph("p")
+    with store.holding("p"):
+        plan_sessions.node_sessions("p")
     sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
     assert len(sent) == len(expected(CLAIM)), "\n".join(s[:90] for s in sent)
 
 
 def test_the_first_claim_of_a_process_reads_the_plan_s_stream_too(client, alice, token_for, plan):
+    plan_sessions.KNOWN.forget()  # as in a new process (the graph is new: the plan is)
     sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
     assert len(sent) == len(expected(CLAIM)) + 1, "\n".join(s[:90] for s in sent)
