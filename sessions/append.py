@@ -282,14 +282,13 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
-def _plan_state(plan_id: str, found: plan_sessions.Found | None = None) -> tuple | None:
-    """The plan's graph and its nodes' states (`plans.node_states`) from its node
-    sessions (`found`, or read), or None when there is no such plan."""
+def _plan_state(plan_id: str) -> tuple[plans.Graph, plan_sessions.Found] | None:
+    """The plan's graph and its nodes' states (with the keys of the claims made, when
+    known), or None when there is no such plan."""
     graph = plan_graphs.graph(plan_id)
     if graph is None:
         return None
-    found = found or plan_sessions.node_sessions(plan_id)
-    return graph, plans.node_states(graph, found.sessions)
+    return graph, plan_sessions.node_states(plan_id, graph)
 
 
 def _check_node_start(
@@ -300,7 +299,8 @@ def _check_node_start(
     plan = plan or _plan_state(plan_id)
     if plan is None:
         raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
-    graph, states = plan
+    graph, found = plan
+    states = found.states
     node = graph.nodes.get(node_key)
     if node is None:
         raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
@@ -342,17 +342,15 @@ def claim_next(
     def claim() -> Appended:
         session_id = new_session_id()  # anew on each try: its start is the only read of it
         with store.holding(plan_id, session_id):
-            found = plan_sessions.node_sessions(plan_id)
-            if idempotency_key is not None and (
-                found.keys is None or (actor, idempotency_key) in found.keys
-            ):
+            plan = _plan_state(plan_id)
+            keys = plan[1].keys if plan is not None else None
+            if idempotency_key is not None and (keys is None or (actor, idempotency_key) in keys):
                 earlier = store.claim_event(plan_id, actor, idempotency_key)
                 if earlier is not None:
                     return Appended(earlier, created=False)
-            plan = _plan_state(plan_id, found)
             if plan is None:
                 raise UnknownPlan(plan_id)
-            ready = plans.ready_nodes(*plan)
+            ready = plans.ready_nodes(plan[0], plan[1].states)
             if not ready:
                 raise Conflict(
                     "nothing_ready",

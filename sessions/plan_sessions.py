@@ -16,15 +16,17 @@ the reader's transaction is its own (no enclosing one) and has written nothing y
 it sees committed rows only; and the count of starts at or below the position must
 match what is kept, or the plan's sessions are read again (the table was emptied or
 restored). With each start comes the actor's idempotency key, if any, so that a claim
-learns it is not a repeat without asking. Nothing is written anywhere.
+learns it is not a repeat without asking; and with the sessions, their node states for
+the plan's graph, brought up to date when only starts came since (`plans.
+node_states_after`), worked out again otherwise. Nothing is written anywhere.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from django.db import connection
 
-from . import store
+from . import plans, store
 from .kept import Kept
 from .plans import NodeSession
 
@@ -34,10 +36,12 @@ class _Known:
     sessions: dict[str, NodeSession]  # by session id
     position: int  # the id of the latest start among them
     keys: frozenset[tuple[str, str]] = frozenset()  # (actor, key) of starts made under one
+    graph: plans.Graph | None = None  # the graph `states` were worked out for
+    states: dict | None = None  # `plans.node_states` of that graph and `sessions`
 
 
 class Found(NamedTuple):
-    sessions: list[NodeSession]
+    states: dict[str, tuple[str, str | None]]  # `plans.node_states`
     # The (actor, idempotency key) pairs of the plan's starts; None when not known (read
     # inside an enclosing transaction), so that a claim asks the store instead.
     keys: frozenset[tuple[str, str]] | None
@@ -46,21 +50,30 @@ class Found(NamedTuple):
 KNOWN = Kept(bound=1_000)
 
 
-def node_sessions(plan_id: str) -> Found:
-    """The plan's node sessions (as `store.node_sessions`), for a caller holding the
-    plan's lock (`store.holding`) that has written nothing in its transaction yet."""
+def node_states(plan_id: str, graph: plans.Graph) -> Found:
+    """The states of the plan's nodes (`plans.node_states` of its `graph` and its node
+    sessions), for a caller holding the plan's lock (`store.holding`) that has written
+    nothing in its transaction yet. When only starts came since the states kept for the
+    same graph, those are brought up to date instead of worked out again."""
     if connection.savepoint_ids:  # `holding`'s transaction sits inside another one
-        return Found(store.node_sessions(plan_id), None)
+        return Found(plans.node_states(graph, store.node_sessions(plan_id)), None)
     known = KNOWN.get(plan_id)
-    found = _caught_up(plan_id, known) if known is not None else None
-    if found is None:
-        found = _caught_up(plan_id, _Known({}, 0))
-    KNOWN.put(plan_id, found)
-    return Found(list(found.sessions.values()), found.keys)
+    update = _caught_up(plan_id, known) if known is not None else None
+    if update is None:
+        known, update = None, _caught_up(plan_id, _Known({}, 0))
+    found, started, closes = update
+    if known is not None and known.graph is graph and known.states is not None and not closes:
+        sessions = list(known.sessions.values())
+        states = plans.node_states_after(graph, known.states, sessions, started)
+    else:
+        states = plans.node_states(graph, list(found.sessions.values()))
+    KNOWN.put(plan_id, replace(found, graph=graph, states=states))
+    return Found(states, found.keys)
 
 
-def _caught_up(plan_id: str, known: _Known) -> _Known | None:
-    """`known` with what changed since, or None if the table no longer holds it."""
+def _caught_up(plan_id: str, known: _Known) -> tuple[_Known, list[NodeSession], bool] | None:
+    """`known` with what changed since (its graph and states not yet), the sessions
+    started since, and whether any closed; None if the table no longer holds `known`."""
     sessions = dict(known.sessions)
     running = [s.session for s in sessions.values() if s.outcome is None]
     started, closed, below = store.node_sessions_after(plan_id, known.position, running)
@@ -72,4 +85,6 @@ def _caught_up(plan_id: str, known: _Known) -> _Known | None:
         sessions[start.session.session] = start.session
     keys = known.keys | {start.key for start in started if start.key is not None}
     position = max((start.position for start in started), default=known.position)
-    return _Known(sessions, position, keys)
+    new = [start.session for start in started]
+    closes = bool(closed) or any(session.outcome is not None for session in new)
+    return _Known(sessions, position, keys), new, closes

@@ -255,6 +255,29 @@ def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tupl
     return states
 
 
+def node_states_after(
+    graph: Graph,
+    states: dict[str, tuple[str, str | None]],
+    sessions: Sequence[NodeSession],
+    started: Sequence[NodeSession],
+) -> dict[str, tuple[str, str | None]]:
+    """`node_states(graph, [*sessions, *started])`, from `states`, which is
+    `node_states(graph, sessions)`, when what came since is `started`, sessions not
+    closed. A start on a node that was ready or running leaves it running and changes no
+    other node's state (a need counts only once it is done or failed); anything else
+    is worked out again from the start."""
+    touched = {session.node for session in started}
+    if any(session.outcome is not None for session in started) or any(
+        key not in graph.nodes or states[key][0] not in (READY, RUNNING) for key in touched
+    ):
+        return node_states(graph, [*sessions, *started])
+    latest: dict[str, NodeSession] = {}
+    on_touched = [s for s in (*sessions, *started) if s.node in touched and s.outcome is None]
+    for session in sorted(on_touched, key=lambda s: (s.opened_at, s.session)):
+        latest[session.node] = session
+    return {**states, **{key: (RUNNING, latest[key].session) for key in touched}}
+
+
 def topological(needs: dict[str, Sequence[str]]) -> list[str]:
     """Every key of `needs` (key → the keys it needs), each after the keys it needs,
     given order otherwise."""

@@ -196,3 +196,19 @@ def test_needs_keep_their_given_order_and_an_added_edge_goes_last():
     graph = plans.apply(plans.Graph(), event(1, PLAN_CREATE, title="T", nodes=nodes))
     graph = plans.apply(graph, event(2, PLAN_AMEND, needs=[{"node": "c", "needs": "d"}]))
     assert graph.nodes["c"].needs == ("b", "a", "d")
+
+
+@settings(max_examples=300)
+@given(histories(), st.data())
+def test_states_after_new_starts_are_the_states_of_all_the_sessions(history, data):
+    events, sessions = history
+    graph = plans.graph_of(events)
+    keys = list(graph.nodes)
+    started = [
+        plans.NodeSession(f"n{i}", data.draw(st.sampled_from(keys)), T0 + timedelta(hours=i), None)
+        for i in range(data.draw(st.integers(min_value=0, max_value=3)))
+    ]
+    before = plans.node_states(graph, sessions)
+    after = plans.node_states_after(graph, before, sessions, started)
+    assert after == plans.node_states(graph, [*sessions, *started])
+    assert list(after) == list(plans.node_states(graph, [*sessions, *started]))

@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.test.utils import CaptureQueriesContext
 
-from sessions import plan_sessions, store
+from sessions import plan_graphs, plan_sessions, plans, store
 from sessions.append import append_event, claim_next
 from sessions.models import Event
 from sessions.vocabulary import CLOSE, PLAN_CREATE, START
@@ -25,16 +25,21 @@ def plan(alice):
 
 
 def kept(plan_id):
-    """The node sessions as a claim reads them: under the plan's lock."""
+    """The node sessions kept as a claim reads them (under the plan's lock), after
+    checking the node states worked out with them."""
+    graph = plan_graphs.graph(plan_id)
     with store.holding(plan_id):
-        return sorted(plan_sessions.node_sessions(plan_id).sessions)
+        found = plan_sessions.node_states(plan_id, graph)
+    sessions = sorted(plan_sessions.KNOWN.get(plan_id).sessions.values())
+    assert found.states == plans.node_states(graph, whole(plan_id))
+    return sessions
 
 
 def whole(plan_id):
     return sorted(store.node_sessions(plan_id))
 
 
-def test_kept_sessions_follow_starts_and_closes(plan, alice):
+def test_kept_sessions_and_states_follow_starts_and_closes(plan, alice):
     assert kept("p") == whole("p") == []
     first = claim_next("p", user=alice).event.session
     second = claim_next("p", user=alice).event.session
@@ -51,8 +56,9 @@ def test_a_caught_up_plan_reads_only_what_changed(plan, alice):
     for _ in range(3):
         claim_next("p", user=alice)
     kept("p")
+    graph = plan_graphs.graph("p")
     with CaptureQueriesContext(connection) as captured, store.holding("p"):
-        plan_sessions.node_sessions("p")
+        plan_sessions.node_states("p", graph)
     # The lock (PostgreSQL) and one statement, asking above the latest start known.
     reads = [q["sql"] for q in captured.captured_queries if "tower_event" in q["sql"]]
     assert len(reads) == 1
@@ -74,7 +80,10 @@ def test_inside_an_enclosing_transaction_nothing_is_kept(plan, alice):
     plan_sessions.KNOWN.forget()
     with transaction.atomic():
         claim_next("p", user=alice)
-        assert kept("p") == whole("p")
+        graph = plan_graphs.graph("p")
+        with store.holding("p"):
+            found = plan_sessions.node_states("p", graph)
+        assert found.states == plans.node_states(graph, whole("p")) and found.keys is None
     assert plan_sessions.KNOWN.get("p") is None
 
 
@@ -91,3 +100,25 @@ def test_a_claim_knows_its_key_is_new_without_asking_and_a_repeat_gets_the_first
     assert asked == [("p", "alice", "k1")]
     assert again.event == first.event and not again.created
     assert len(whole("p")) == 2
+
+
+def test_kept_states_follow_a_plan_with_needs(alice):
+    nodes = [
+        {"key": "a", "title": "A"},
+        {"key": "b", "title": "B", "needs": ["a"]},
+        {"key": "c", "title": "C", "needs": ["a"]},
+        {"key": "d", "title": "D", "needs": ["b", "c"]},
+    ]
+    append_event("q", PLAN_CREATE, {"title": "Q", "nodes": nodes}, user=alice)
+    first = claim_next("q", user=alice).event.session
+    assert kept("q") == whole("q")  # and the states, checked by `kept`
+    append_event(first, CLOSE, {}, user=alice)
+    b = claim_next("q", user=alice).event
+    c = claim_next("q", user=alice).event
+    assert kept("q") == whole("q")
+    append_event(b.session, CLOSE, {"outcome": "failed"}, user=alice)
+    append_event(c.session, CLOSE, {}, user=alice)
+    assert kept("q") == whole("q")
+    with store.holding("q"):
+        states = plan_sessions.node_states("q", plan_graphs.graph("q")).states
+    assert states["d"][0] == plans.UPSTREAM_FAILED

@@ -77,7 +77,7 @@ def test_a_claim_sends_one_statement_per_step(client, alice, token_for, plan):
     # As an earlier claim or start on the plan leaves them:
     plan_graphs.graph("p")
     with store.holding("p"):
-        plan_sessions.node_sessions("p")
+        plan_sessions.node_states("p", plan_graphs.graph("p"))
     sent = statements(client, "/api/plans/p/claim", {}, token_for(alice))
     assert len(sent) == len(expected(CLAIM)), "\n".join(s[:90] for s in sent)
 
