@@ -144,7 +144,10 @@ def append_event(
     # amend retiring it) take turns: exactly one wins.
     streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
     args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
-    result = _retrying_races(lambda attempt: _append_once(streams, attempt, *args))
+    # A plan event's checks read its nodes' sessions, so it always holds the plan: a
+    # start on a node (which holds the plan too) cannot slip in between.
+    held = event_type in vocabulary.PLAN_EVENT_TYPES
+    result = _retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
     if result.previous is not None:
         # Committed: the process's time-spent sums take its span without asking again.
         time_spent.appended(result.previous, result.event)
@@ -161,10 +164,10 @@ def _retrying_races(write):
     return write(_ATTEMPTS - 1)
 
 
-def _append_once(streams, attempt, *args):
+def _append_once(streams, locked, *args):
     # A first try may run without the streams' lock (`store.appending`); after a lost
     # race the append holds it, so no writer loses twice to a busy stream.
-    with store.appending(*streams, locked=attempt > 0):
+    with store.appending(*streams, locked=locked):
         return _append_to_stream(*args)
 
 

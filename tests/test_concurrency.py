@@ -5,10 +5,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.db import connection
+from django.utils import timezone
 
-from sessions.append import append_event
+from sessions import store
+from sessions.append import Conflict, append_event
 from sessions.models import Event
-from sessions.vocabulary import START
+from sessions.projections import EventRecord
+from sessions.vocabulary import PLAN_AMEND, PLAN_CREATE, START
 from tests.workers import append_blocks, process_main
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,3 +121,39 @@ def test_processes_racing_on_one_expected_seq_give_exactly_one_winner(start_sess
     outcomes = in_processes(database_url, jobs, barrier_parties=PROCESSES)
     assert sorted(kind for kind, *_ in outcomes) == ["conflict"] * (PROCESSES - 1) + ["stored"]
     assert_stored_exactly_once(outcomes, ["race"])
+
+
+def test_an_amend_retiring_a_node_waits_for_a_start_that_holds_the_plan(alice):
+    nodes = [{"key": "a", "title": "A"}, {"key": "b", "title": "B"}]
+    append_event("p", PLAN_CREATE, {"title": "P", "nodes": nodes}, user=alice)
+    holding, release, refused = threading.Event(), threading.Event(), []
+
+    def start_on_node():  # as a start on a node does: it holds the plan
+        try:
+            with store.holding("p", "s1"):
+                holding.set()
+                release.wait(10)
+                store.insert(
+                    EventRecord("s1", 1, START, timezone.now(), "alice", "A", plan="p", node="a")
+                )
+        finally:
+            connection.close()
+
+    def retire():
+        try:
+            append_event("p", PLAN_AMEND, {"retire": ["a"]}, user=alice)
+        except Conflict as conflict:
+            refused.append(conflict.code)
+        finally:
+            connection.close()
+
+    starter = threading.Thread(target=start_on_node)
+    starter.start()
+    assert holding.wait(10)
+    amender = threading.Thread(target=retire)
+    amender.start()
+    amender.join(0.5)  # it must be waiting for the plan, not reading it already
+    release.set()
+    starter.join(10)
+    amender.join(10)
+    assert refused == ["node_running"]
