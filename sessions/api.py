@@ -228,6 +228,11 @@ def view_of(session_id: str, options: schemas.ViewOptions | None = None) -> dict
     return schemas.session_json(view)
 
 
+def view_of_appended(result) -> dict:
+    """The JSON view of the session an append (`append.Appended`) wrote to."""
+    return schemas.session_json(reading.appended_view(result))
+
+
 def created_status(result, key_given: bool) -> int:
     """201 for a new event; 200 when the client's own key repeated an earlier append."""
     return 200 if key_given and not result.created else 201
@@ -292,7 +297,7 @@ def start_session(
     result, status = appended(
         request, body.id or new_session_id(), vocabulary.START, fields, idempotency_key
     )
-    return JsonResponse(schemas.session_json(reading.appended_view(result)), status=status)
+    return JsonResponse(view_of_appended(result), status=status)
 
 
 @sessions.get(
@@ -342,8 +347,7 @@ def append(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     result, status = event_appended(request, session_id, body, idempotency_key)
-    session = schemas.session_json(reading.appended_view(result))
-    answer = {"event": schemas.event_json(result.event), "session": session}
+    answer = {"event": schemas.event_json(result.event), "session": view_of_appended(result)}
     return JsonResponse(answer, status=status)
 
 
@@ -468,9 +472,7 @@ def claim(
 ):
     key, given = request_key(request, idempotency_key)
     result = claim_next(plan_id, user=request.auth, idempotency_key=key)
-    return JsonResponse(
-        schemas.session_json(reading.appended_view(result)), status=created_status(result, given)
-    )
+    return JsonResponse(view_of_appended(result), status=created_status(result, given))
 
 
 @plans.get(

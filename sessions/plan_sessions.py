@@ -62,7 +62,9 @@ def node_states(plan_id: str, graph: plans.Graph) -> Found:
     if update is None:
         known, update = None, _caught_up(plan_id, _Known({}, 0))
     found, started, closes = update
-    if known is not None and known.graph is graph and known.states is not None and not closes:
+    # A close may change any dependent's state: then they are all worked out again (as
+    # `node_states_after` does itself for a new session already closed).
+    if known is not None and known.graph is graph and not closes:
         sessions = list(known.sessions.values())
         states = plans.node_states_after(graph, known.states, sessions, started)
     else:
@@ -73,7 +75,8 @@ def node_states(plan_id: str, graph: plans.Graph) -> Found:
 
 def _caught_up(plan_id: str, known: _Known) -> tuple[_Known, list[NodeSession], bool] | None:
     """`known` with what changed since (its graph and states not yet), the sessions
-    started since, and whether any closed; None if the table no longer holds `known`."""
+    started since, and whether any it held as running closed; None if the table no
+    longer holds `known`."""
     sessions = dict(known.sessions)
     running = [s.session for s in sessions.values() if s.outcome is None]
     started, closed, below = store.node_sessions_after(plan_id, known.position, running)
@@ -85,6 +88,4 @@ def _caught_up(plan_id: str, known: _Known) -> tuple[_Known, list[NodeSession], 
         sessions[start.session.session] = start.session
     keys = known.keys | {start.key for start in started if start.key is not None}
     position = max((start.position for start in started), default=known.position)
-    new = [start.session for start in started]
-    closes = bool(closed) or any(session.outcome is not None for session in new)
-    return _Known(sessions, position, keys), new, closes
+    return _Known(sessions, position, keys), [start.session for start in started], bool(closed)

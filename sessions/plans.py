@@ -226,12 +226,17 @@ class PlanView:
         return next((node for node in self.nodes if node.key == key), None)
 
 
+def _opening_order(session: NodeSession) -> tuple[datetime, str]:
+    """Sessions on a node in the order they were opened: its latest is the last."""
+    return session.opened_at, session.session
+
+
 def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tuple[str, str | None]]:
     """Each node's state and, when running, its live session's id."""
     # Each node's latest session (opened last), and its latest live one.
     latest: dict[str, NodeSession] = {}
     live: dict[str, NodeSession] = {}
-    for session in sorted(sessions, key=lambda s: (s.opened_at, s.session)):
+    for session in sorted(sessions, key=_opening_order):
         latest[session.node] = session
         if session.outcome is None:
             live[session.node] = session
@@ -273,7 +278,7 @@ def node_states_after(
         return node_states(graph, [*sessions, *started])
     latest: dict[str, NodeSession] = {}
     on_touched = [s for s in (*sessions, *started) if s.node in touched and s.outcome is None]
-    for session in sorted(on_touched, key=lambda s: (s.opened_at, s.session)):
+    for session in sorted(on_touched, key=_opening_order):
         latest[session.node] = session
     return {**states, **{key: (RUNNING, latest[key].session) for key in touched}}
 
@@ -312,10 +317,10 @@ def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
         if node.key in pending:
             for need in node.needs:
                 dependents.setdefault(need, []).append(node.key)
-    position = {key: index for index, key in enumerate(graph.nodes)}
-
+    ready = [key for key in graph.nodes if states[key] == READY]
     if not dependents:  # nothing waits on anything: plan order
-        return [key for key in graph.nodes if states[key] == READY]
+        return ready
+    position = {key: index for index, key in enumerate(graph.nodes)}
 
     def unlocks(key: str) -> int:
         seen: set[str] = set()
@@ -327,7 +332,6 @@ def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
                 stack.extend(dependents.get(other, ()))
         return len(seen)
 
-    ready = [key for key in graph.nodes if states[key] == READY]
     return sorted(ready, key=lambda key: (-unlocks(key), position[key]))
 
 

@@ -217,9 +217,9 @@ def appending(*streams: str, locked: bool = False) -> Iterator[None]:
     lock first (so it never slips between a holder's read and insert), and the unique
     (session, seq) decides a race: the loser's insert raises IntegrityError, and it
     tries again holding the stream, where it cannot lose. Five round trips (begin, lock,
-    read, insert, commit) become two. An append that
-    spans streams (a start on a plan's node holds the plan) always holds them, and so
-    does SQLite, where writers take turns anyway and queue best on its file lock."""
+    read, insert, commit) become two. An append that spans streams (a start on a plan's
+    node holds the plan) always holds them, and so does SQLite, where writers take turns
+    anyway and queue best on its file lock."""
     db = _db()
     if not locked and len(streams) == 1 and db.vendor == "postgresql" and not db.in_atomic_block:
         yield
@@ -242,10 +242,9 @@ _KEY_SQL = (
     f"SELECT {_RECORD_COLUMNS} FROM {TABLE}"
     " WHERE session = %s AND actor = %s AND idempotency_key = %s"
 )
-_INSERT_SQL = (
-    f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
-    f" VALUES ({', '.join(['%s'] * len(COLUMNS))}) RETURNING id"
-)
+_INSERT_INTO = f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
+_VALUES = ", ".join(["%s"] * len(COLUMNS))
+_INSERT_SQL = f"{_INSERT_INTO} VALUES ({_VALUES}) RETURNING id"
 # An insert unless the actor's key is already on the stream, in the same statement.
 # PostgreSQL checks the key in the unique index it arbitrates on; SQLite cannot (its
 # trigger refusing replacement fires before any conflict clause), so it asks first.
@@ -256,8 +255,7 @@ _KEYED_INSERT_SQL = {
         " DO NOTHING RETURNING",
     ),
     "sqlite": (
-        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)})"
-        f" SELECT {', '.join(['%s'] * len(COLUMNS))} WHERE NOT EXISTS (SELECT 1 FROM {TABLE}"
+        f"{_INSERT_INTO} SELECT {_VALUES} WHERE NOT EXISTS (SELECT 1 FROM {TABLE}"
         " WHERE session = %s AND actor = %s AND idempotency_key = %s) RETURNING id"
     ),
 }
@@ -592,6 +590,14 @@ _NODE_SESSIONS = (
 )
 
 
+def _ending(close: str | None, outcome: str | None, closed_at) -> tuple:
+    """A node session's (outcome, close time) from its close's columns (both None while
+    it is not closed; a close without an outcome is done)."""
+    if close is None:
+        return None, None
+    return outcome or vocabulary.DONE, aware_utc(closed_at)
+
+
 def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
     """The node sessions of each of `plans` (those that have any)."""
     found: dict[str, list[NodeSession]] = {}
@@ -599,11 +605,8 @@ def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
     for plan, session, node, opened, closed, outcome, closed_at in run_prepared(
         sql, [json.dumps(list(plans))]
     ):
-        ended = (outcome or vocabulary.DONE) if closed else None
-        closed_at = aware_utc(closed_at) if closed else None
-        found.setdefault(plan, []).append(
-            NodeSession(session, node, aware_utc(opened), ended, closed_at)
-        )
+        ended = _ending(closed, outcome, closed_at)
+        found.setdefault(plan, []).append(NodeSession(session, node, aware_utc(opened), *ended))
     return found
 
 
@@ -649,13 +652,12 @@ def node_sessions_after(
         if part == 2:
             below = number
             continue
-        ended = (outcome or vocabulary.DONE) if close else None
-        closed_at = aware_utc(closed_at) if close else None
+        ended = _ending(close, outcome, closed_at)
         if part == 0:
-            found = NodeSession(session, node, aware_utc(opened), ended, closed_at)
+            found = NodeSession(session, node, aware_utc(opened), *ended)
             started.append(NodeStart(number, found, (actor, key) if key is not None else None))
         else:
-            closed[session] = (ended, closed_at)
+            closed[session] = ended
     return started, closed, below
 
 

@@ -77,10 +77,10 @@ def _user_query(vendor, user_model):
 def user_for_token(token):
     """The active user a live token acts as, or None.
 
-    Every API request runs this, so it is one fixed query, prepared (`run_prepared`), and the user
-    is built with `from_db` from the fields a request needs (the ORM's select_related
-    query took longer to build than to run; a raw queryset still cost a tenth of an
-    append request, bench/RESULTS.md §2).
+    Every API request runs this, so it is one fixed query, prepared (`run_prepared`), and
+    the user is built with `from_db` from the fields a request needs (the ORM's
+    select_related query took longer to build than to run; a raw queryset still cost a
+    tenth of an append request, bench/RESULTS.md §2).
     """
     user_model = get_user_model()
     sql, fields = _user_query(connection.vendor, user_model)
