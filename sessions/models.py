@@ -109,6 +109,13 @@ class Event(models.Model):
                 condition=models.Q(type=vocabulary.CLOSE),
                 name="tower_event_closes",
             ),
+            # The board's sessions closed lately, by close time: without it, reading
+            # them scanned every close (7 ms at 100,000 closed, on SQLite).
+            models.Index(
+                fields=["timestamp", "session"],
+                condition=models.Q(type=vocabulary.CLOSE),
+                name="tower_event_close_times",
+            ),
             models.Index(fields=["actor"], name="tower_event_actor"),
             # A session's view reads a few events by type and by note, whatever the
             # stream's length (`store.read_view_events`): each is one probe of these.

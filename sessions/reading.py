@@ -193,7 +193,7 @@ def starts(owner=None, text=None):
 # few closes above the watermark are looked up once, not one probe per candidate.
 _NOT_CLOSED_BEFORE = (
     "tower_event.session NOT IN (SELECT session FROM tower_event"
-    f" WHERE type = '{vocabulary.CLOSE}' AND id > %s AND timestamp < %s)"
+    f" WHERE type = '{vocabulary.CLOSE}' AND id > %s AND {{closed_before}})"
 )
 # Sessions that may be open or recently closed: those the open-sessions model holds (a
 # JSON array), those started above its watermark and never closed, those closed lately.
@@ -223,7 +223,10 @@ def board_rows(owner, text, closed_since, at=None):
     candidates = _CANDIDATES.format(held=store.json_array_rows())
     last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
     rows = starts(owner, text).extra(
-        where=[candidates, _NOT_CLOSED_BEFORE],
+        where=[
+            candidates,
+            _NOT_CLOSED_BEFORE.format(closed_before=store.likely("timestamp < %s")),
+        ],
         params=[
             json.dumps(list(held)),
             watermark,

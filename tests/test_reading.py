@@ -5,6 +5,8 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from sessions import reading
@@ -44,3 +46,20 @@ def test_the_version_changes_exactly_when_an_event_is_appended(conformance_sessi
     assert reading.version() == before
     append_event("fresh", "session_start", {"title": "t"}, user=alice)
     assert reading.version() > before
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="SQLite's planner, which keeps no statistics"
+)
+def test_the_board_reads_old_closes_by_neither_a_scan_nor_the_close_time(conformance_sessions):
+    # The board's query finds sessions closed lately by close time, and the closes above
+    # the open-sessions watermark by id: neither read may walk every close ever made.
+    with CaptureQueriesContext(connection) as queries:
+        reading.board_rows(None, None, timezone.now() - timedelta(hours=24))
+    (board_query,) = [q["sql"] for q in queries if "UNION" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {board_query}")
+        plan = [detail for *_, detail in cursor.fetchall()]
+    assert not [step for step in plan if step.startswith("SCAN") and "tower_event" in step]
+    assert any("tower_event_close_times (timestamp>?)" in step for step in plan), plan
+    assert not any("(timestamp<?)" in step for step in plan), plan
