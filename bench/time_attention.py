@@ -47,7 +47,7 @@ def boards(engine):
 
     def without_strip(path):
         # The same page with the strip's work left out: nothing found overdue.
-        reading.needing_attention = lambda rows, now, limits: []
+        reading.needing_attention = lambda *given: []
         try:
             get(path)
         finally:

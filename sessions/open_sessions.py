@@ -27,6 +27,10 @@ from . import store, vocabulary
 @dataclass
 class _Model:
     open: set = field(default_factory=set)
+    # Of the open sessions, where each one's current blocked run began (the first block
+    # after its last unblock), for those in one: the Needs attention strip's "blocked
+    # for". Blocks and unblocks move it, so it is caught up like the set.
+    runs: dict = field(default_factory=dict)
     safe: store.SafePosition = field(default_factory=store.SafePosition)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -35,7 +39,7 @@ class _Model:
         return self.safe.position
 
     def forget(self) -> None:
-        self.open, self.safe = set(), store.SafePosition()
+        self.open, self.runs, self.safe = set(), {}, store.SafePosition()
 
     def catch_up(self) -> None:
         if connection.in_atomic_block:
@@ -50,8 +54,26 @@ class _Model:
         if watermark > self.watermark:
             started = store.streams_of_type(vocabulary.START, self.watermark, watermark)
             closed = store.streams_of_type(vocabulary.CLOSE, self.watermark, watermark)
+            if self.watermark:
+                moved = (
+                    started
+                    | store.streams_of_type(vocabulary.BLOCK, self.watermark, watermark)
+                    | store.streams_of_type(vocabulary.UNBLOCK, self.watermark, watermark)
+                )
+            else:  # the first catch-up: every open session, not every block ever made
+                moved = started
             self.open = (self.open | started) - closed
+            self._catch_up_runs(moved & self.open, closed)
             self.safe.position = watermark
+
+    def _catch_up_runs(self, moved: set, closed: set) -> None:
+        """Re-read the runs of the open sessions whose blocks moved. They are read whole,
+        rows above the watermark included, which is harmless: `blocked_runs` folds those
+        rows again, and a fold of rows already seen ends where they ended."""
+        found = store.blocked_run_starts(sorted(moved)) if moved else {}
+        for session in moved | closed:
+            self.runs.pop(session, None)
+        self.runs.update(found)
 
 
 _models = {}
@@ -70,6 +92,22 @@ def below_watermark():
     with model.lock:
         model.catch_up()
         return frozenset(model.open), model.watermark
+
+
+def blocked_runs() -> dict:
+    """Where the current blocked run of each open session in one began: the model's,
+    with the blocks and unblocks above its watermark folded in (a block starts a run
+    unless one is going on; an unblock ends it)."""
+    model = _model()
+    with model.lock:
+        model.catch_up()
+        runs, watermark = dict(model.runs), model.watermark
+    for session, kind, moment in store.blocked_run_changes_after(watermark):
+        if kind == vocabulary.BLOCK:
+            runs.setdefault(session, moment)
+        else:
+            runs.pop(session, None)
+    return runs
 
 
 def forget():

@@ -280,12 +280,16 @@ def _views_as_of(session_ids, at, limits):
     }
 
 
-def needing_attention(rows, now, limits):
+def needing_attention(rows, now, limits, at=None):
     """Of board rows, the sessions that need a person now, longest overdue first, as
     (session id, `projections.Attention`): the rule of `projections.attention`, with
-    each blocked run's start read in one query."""
-    blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
-    run_starts = store.blocked_run_starts(blocked) if blocked else {}
+    where each blocked run began kept by the open-sessions model, or, for rows as of a
+    moment `at`, read in one query."""
+    if at is None:
+        run_starts = open_sessions.blocked_runs()
+    else:
+        blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
+        run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
     found = []
     for session_id, status, last_at in rows:
         if status == vocabulary.CLOSED:

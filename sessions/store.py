@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime, timedelta
@@ -393,12 +394,25 @@ def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord],
 # `projections.time_in_state_from` needs besides the last event. One pass over the
 # stream in SQL (a window function); exact, as both sides count whole microseconds.
 _MICROSECONDS = {
-    # Whole seconds from the text without its fraction (strftime rounds a fraction),
+    # Whole seconds from the text without its fraction (a fraction would be rounded),
     # then the six digits of microseconds Django writes after them (none when zero).
-    "sqlite": "(CAST(strftime('%%s', substr(timestamp, 1, 19)) AS INTEGER) * 1000000"
+    # unixepoch() (SQLite 3.38) parses in a third of strftime's time.
+    "sqlite": "(unixepoch(substr(timestamp, 1, 19)) * 1000000"
     " + CAST(substr(timestamp, 21, 6) AS INTEGER))",
+    "sqlite<3.38": "(CAST(strftime('%%s', substr(timestamp, 1, 19)) AS INTEGER) * 1000000"
+    " + CAST(substr(timestamp, 21, 6) AS INTEGER))",
+    # Exact (numeric); date_part's float8 can miss by a microsecond after 2100.
     "postgresql": "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint",
 }
+
+
+def _microseconds() -> str:
+    """SQL for an event's time in whole microseconds since the epoch, on this database."""
+    if connection.vendor == "sqlite" and connection.Database.sqlite_version_info < (3, 38):
+        return _MICROSECONDS["sqlite<3.38"]
+    return _MICROSECONDS[connection.vendor]
+
+
 _SPANS = (
     "SELECT type, SUM(next_at - at), MAX(seq) FROM (SELECT type, seq, {at} AS at,"
     " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event"
@@ -413,9 +427,7 @@ def stream_spans(
     """Microseconds from each event from `from_seq` on to the next (up to the event
     `to_seq`), summed by event type, and the seq of the last event reached (`from_seq`
     when none follows it): ask again from there to add what came since."""
-    rows = run_prepared(
-        _SPANS.format(at=_MICROSECONDS[connection.vendor]), [stream, from_seq, to_seq]
-    )
+    rows = run_prepared(_SPANS.format(at=_microseconds()), [stream, from_seq, to_seq])
     reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
     return {kind: int(total) for kind, total, _ in rows}, reached
 
@@ -553,34 +565,56 @@ def json_array_rows() -> str:
 # Each stream's last seq, one index probe per stream.
 _LENGTHS = f"SELECT s.value, (SELECT MAX(seq) FROM {TABLE} WHERE session = s.value) FROM {{each}}"
 
-# Each stream's first block after its last unblock: two index probes per stream, however
-# many blocks it holds (seq order is time order within a stream).
+# Each stream's first block after its last unblock, by a moment: two index probes per
+# stream, however many blocks it holds (seq order is time order within a stream).
 _RUN_STARTS = (
     f"SELECT s.value, (SELECT b.timestamp FROM {TABLE} b WHERE b.session = s.value"
     f" AND b.type = '{vocabulary.BLOCK}' AND b.seq > COALESCE((SELECT MAX(u.seq)"
-    f" FROM {TABLE} u WHERE u.session = s.value AND u.type = '{vocabulary.UNBLOCK}'), 0)"
-    " ORDER BY b.seq LIMIT 1) FROM {each}"
+    f" FROM {TABLE} u WHERE u.session = s.value AND u.type = '{vocabulary.UNBLOCK}'"
+    " AND u.timestamp <= %s), 0) AND b.timestamp <= %s ORDER BY b.seq LIMIT 1) FROM {each}"
+)
+# The blocks and unblocks above a position, in the order they were appended.
+_RUN_CHANGES = (
+    f"SELECT session, type, timestamp FROM {TABLE} WHERE id > %s"
+    f" AND type IN ('{vocabulary.BLOCK}', '{vocabulary.UNBLOCK}') ORDER BY id"
 )
 
 
-def _per_stream(sql: str, streams: Sequence[str]) -> list[tuple]:
-    """Rows of `sql`, which reads the given streams from `{each}`."""
+def _per_stream(sql: str, streams: Sequence[str], params: Sequence = ()) -> list[tuple]:
+    """Rows of `sql`, which reads the given streams from `{each}` (after `params`)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            sql.format(each=_EACH_STREAM[connection.vendor]), [json.dumps(list(streams))]
+            sql.format(each=_EACH_STREAM[connection.vendor]),
+            [*params, json.dumps(list(streams))],
         )
         return cursor.fetchall()
 
 
-def blocked_run_starts(streams: Sequence[str]) -> dict[str, datetime]:
+def _moment_read(moment: datetime | str) -> datetime:
+    """A timestamp read on a plain cursor (SQLite may give a subquery's as text)."""
+    return aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
+
+
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+
+
+def blocked_run_starts(streams: Sequence[str], at: datetime = _END_OF_TIME) -> dict[str, datetime]:
     """For each of `streams`, its first block after its last unblock (where its current
-    blocked run began), if any."""
-    # SQLite may give a subquery's timestamp as text.
+    blocked run began), if any; as of `at`, if given."""
+    moment = moment_param(at)
     return {
-        stream: aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
-        for stream, moment in _per_stream(_RUN_STARTS, streams)
-        if moment is not None
+        stream: _moment_read(start)
+        for stream, start in _per_stream(_RUN_STARTS, streams, [moment, moment])
+        if start is not None
     }
+
+
+def blocked_run_changes_after(position: int) -> list[tuple[str, str, datetime]]:
+    """(stream, block or unblock, time) of the blocks and unblocks above `position`, in
+    the order they were appended."""
+    with connection.cursor() as cursor:
+        cursor.execute(_RUN_CHANGES, [position])
+        return [(stream, kind, _moment_read(moment)) for stream, kind, moment in cursor]
 
 
 def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
@@ -687,21 +721,28 @@ def plan_ids(created_by: datetime | None = None) -> list[str]:
 
 # Metrics ------------------------------------------------------------------------------
 
-# The sessions open at some moment of a window or closed in it (params: until, since).
+# The sessions open at some moment of a window or closed in it (params: until, since),
+# found by their start rows (the time bounds hold for nearly all of them; SQLite would
+# otherwise walk every event by time to find the starts).
 _ALIVE = (
     f"SELECT s.session FROM {TABLE} s WHERE s.type = '{vocabulary.START}'"
-    f" AND s.timestamp < %s AND NOT EXISTS (SELECT 1 FROM {TABLE} c"
-    f" WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}' AND c.timestamp < %s)"
+    " AND {started_by} AND NOT EXISTS (SELECT 1 FROM"
+    f" {TABLE} c WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}'"
+    " AND {closed_by})"
 )
 _CLOSED_BEFORE = (
     f"SELECT COUNT(*) FROM {TABLE} WHERE type = '{vocabulary.CLOSE}' AND timestamp < %s"
 )
+# SQL's text aggregate, joining with commas.
+_JOINED = {"sqlite": "group_concat({}, ',')", "postgresql": "string_agg({}, ',')"}
 
 
 # The flow metrics' folds, in one statement over the events of the sessions alive in a
-# window (open at some moment of it or closed in it): each event's status lasts from its
-# time to the next event's (LEAD over the stream), in microseconds since the epoch, which
-# are computed once per event (parsing them was most of the cost).
+# window, with each event's moment (microseconds since the epoch) and day computed once
+# (parsing them was most of the cost). One window pass (LEAD over each stream) gives
+# each event how long its status lasted; one grouping by session then gives the closed
+# sessions' times and, for the cumulative flow, the few events whose status outlasted
+# a midnight (the others add and remove themselves on the same day).
 DAY_MICROSECONDS = 86_400_000_000
 # Moments before 1970 are negative, and integer division truncates towards zero on both
 # databases: shifting every moment past the year 2 to positive makes it a floor.
@@ -714,33 +755,50 @@ def _first_midnight_from(moment: str) -> str:
     return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
 
 
-def _spent_after(status: str) -> str:
-    """Microseconds, summed, that the events leaving `status` lasted."""
+def _spent_in(status: str) -> str:
+    """Microseconds, summed, that the stream was in `status`."""
     kinds = ", ".join(f"'{t}'" for t, after in vocabulary.STATUS_AFTER.items() if after == status)
     return f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at ELSE 0 END)"
 
 
-# Rows (0, close time, seconds from start to close, µs blocked, µs in review, outcome) of
-# the sessions closed in the window; rows (1, day number, change, 0, 0, event type) of the
-# cumulative flow: each event counts +1 for its status from the first midnight at or
-# after it, and -1 from the first midnight at or after its stream's next event.
+# Per session: close time (NULL while open), start time, outcome, µs blocked, µs in
+# review, and its flow entries "type day" (the last event: its status counts from that
+# day on) or "type day next-day" (its status counted from one day to another).
 _FLOW_FOLDS = (
-    "WITH moments AS (SELECT session, seq, type, outcome, {at} AS at"
-    f" FROM {TABLE} WHERE session IN ({_ALIVE})),"
-    " spans AS (SELECT session, type, outcome, at,"
-    " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM moments)"
-    " SELECT 0, closed_at, (closed_at - opened_at) / 1000000, blocked, review, outcome FROM"
-    f" (SELECT MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN at END) AS closed_at,"
-    f" MIN(CASE WHEN type = '{vocabulary.START}' THEN at END) AS opened_at,"
-    f" MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN COALESCE(outcome, '{vocabulary.DONE}')"
-    f" END) AS outcome, {_spent_after(vocabulary.BLOCKED)} AS blocked,"
-    f" {_spent_after(vocabulary.IN_REVIEW)} AS review FROM spans GROUP BY session) AS closed"
-    " WHERE closed_at >= %s AND closed_at < %s"
-    f" UNION ALL SELECT 1, {_first_midnight_from('at')} AS day, COUNT(*), 0, 0, type"
-    " FROM spans GROUP BY type, day"
-    f" UNION ALL SELECT 1, {_first_midnight_from('next_at')} AS day, -COUNT(*), 0, 0, type"
-    " FROM spans WHERE next_at IS NOT NULL GROUP BY type, day"
+    "SELECT MAX(CASE WHEN type = '{close}' THEN at END), MIN(CASE WHEN type = '{start}'"
+    " THEN at END), MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome, '{done}') END),"
+    " {blocked}, {review}, {joined} FROM (SELECT session, type, outcome, at,"
+    " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM"
+    " (SELECT session, seq, type, outcome, {at} AS at FROM {table}"
+    " WHERE session IN ({alive})) AS moments) AS steps GROUP BY session"
 )
+
+
+@functools.cache
+def _flow_folds_sql(vendor: str, at: str) -> str:
+    # SQLite would compute a subquery's column again at each use: the days are computed
+    # where they are used, from the moments computed before the window.
+    day, next_day = _first_midnight_from("at"), _first_midnight_from("next_at")
+    entry = (
+        f"CASE WHEN next_at IS NULL THEN type || ' ' || {day} WHEN {next_day} <> {day}"
+        f" THEN type || ' ' || {day} || ' ' || {next_day} END"
+    )
+    alive = _ALIVE.format(
+        started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
+    )
+    return _FLOW_FOLDS.format(
+        close=vocabulary.CLOSE,
+        start=vocabulary.START,
+        done=vocabulary.DONE,
+        blocked=_spent_in(vocabulary.BLOCKED),
+        review=_spent_in(vocabulary.IN_REVIEW),
+        joined=_JOINED[vendor].format(entry),
+        at=at,
+        table=TABLE,
+        alive=alive,
+    )
+
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -756,18 +814,22 @@ def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tupl
     - the changes to how many sessions are in each status at midnights: (event type, day
       number since 1970-01-01, change).
     """
-    sql = _FLOW_FOLDS.format(at=_MICROSECONDS[connection.vendor])
-    closed, changes = [], []
+    sql = _flow_folds_sql(connection.vendor, _microseconds())
+    start, end = _epoch_microseconds(since), _epoch_microseconds(until)
+    closed, changes = [], Counter()
     with connection.cursor() as cursor:
-        window = [_epoch_microseconds(since), _epoch_microseconds(until)]
-        cursor.execute(sql, [moment_param(until), moment_param(since), *window])
-        for part, moment, seconds, blocked, review, label in cursor.fetchall():
-            if part == 0:
+        cursor.execute(sql, [moment_param(until), moment_param(since)])
+        for closed_at, opened_at, outcome, blocked, review, entries in cursor.fetchall():
+            if closed_at is not None and start <= closed_at < end:
                 spent = (int(blocked) // 1_000_000, int(review) // 1_000_000)
-                closed.append((EPOCH + timedelta(microseconds=moment), label, seconds, *spent))
-            else:
-                changes.append((label, moment, seconds))
-    return closed, changes
+                moment = EPOCH + timedelta(microseconds=closed_at)
+                closed.append((moment, outcome, (closed_at - opened_at) // 1_000_000, *spent))
+            for entry in entries.split(","):
+                kind, *days = entry.split(" ")
+                changes[kind, int(days[0])] += 1
+                if len(days) == 2:
+                    changes[kind, int(days[1])] -= 1
+    return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
 
 
 def closed_before(moment: datetime) -> int:

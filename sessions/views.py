@@ -176,7 +176,7 @@ def board_context(request, start_form=None, looking=False):
     limit = None if show_all else settings.BOARD_COLUMN_LIMIT
     shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
     limits = reading.thresholds()
-    overdue = reading.needing_attention(rows, now, limits)
+    overdue = reading.needing_attention(rows, now, limits, at)
     strip = overdue[: settings.ATTENTION_LINES]
     views = reading.session_views({*shown, *(i for i, _ in strip)}, now, limits, at)
     viewer = request.user if at is None else None  # as of a moment: read-only

@@ -114,3 +114,25 @@ def test_a_blocked_run_starts_at_the_first_block_after_the_last_unblock(alice):
     assert store.blocked_run_starts(["again", "never-blocked", "missing"]) == {
         "again": now - timedelta(hours=9)
     }
+
+
+def test_a_blocked_run_as_of_a_moment_ignores_blocks_and_unblocks_after_it(alice):
+    now = timezone.now()
+    started("again", alice, now - timedelta(hours=20))
+    for kind, hours in ((BLOCK, 19), (UNBLOCK, 9), (BLOCK, 2)):
+        fields = {"reason": "waiting"} if kind == BLOCK else {}
+        append_event("again", kind, fields, user=alice, now=now - timedelta(hours=hours))
+    at = now - timedelta(hours=10)
+    assert store.blocked_run_starts(["again"], at) == {"again": now - timedelta(hours=19)}
+
+
+def test_the_strip_as_of_a_moment_counts_a_blocked_run_from_its_start_then(alice):
+    now = timezone.now()
+    started("again", alice, now - timedelta(hours=20))
+    for kind, hours in ((BLOCK, 19), (UNBLOCK, 9), (BLOCK, 2)):
+        fields = {"reason": "waiting"} if kind == BLOCK else {}
+        append_event("again", kind, fields, user=alice, now=now - timedelta(hours=hours))
+    at = now - timedelta(hours=10)
+    rows = reading.board_rows(None, None, at - timedelta(days=1), at)
+    (found,) = reading.needing_attention(rows, at, reading.thresholds(), at)
+    assert found[0] == "again" and found[1].since == now - timedelta(hours=19)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from sessions import open_sessions, reading
 from sessions.append import append_event
 from sessions.models import Event
-from sessions.vocabulary import CLOSE, START
+from sessions.vocabulary import BLOCK, CLOSE, START, UNBLOCK
 from tests.conftest import CONFORMANCE, committing_late, conformance_expected, projected_status
 
 # Real commits: PostgreSQL's watermark only moves past transactions that have ended.
@@ -136,3 +136,38 @@ def test_the_board_agrees_with_the_streams_after_concurrent_starts_and_closes(le
     assert len(still_open) == writers * per_writer // 2
     caught_up()
     assert open_on_board() == still_open
+
+
+def block(session_id, user, ago):
+    fields = {"reason": "waiting"}
+    append_event(session_id, BLOCK, fields, user=user, now=timezone.now() - ago)
+
+
+def test_it_keeps_where_each_open_session_s_blocked_run_began(lead):
+    for session_id in ("again", "shut"):
+        earlier = timezone.now() - timedelta(hours=4)
+        append_event(session_id, START, {"title": session_id}, user=lead, now=earlier)
+    block("again", lead, timedelta(hours=3))
+    append_event("again", UNBLOCK, {}, user=lead, now=timezone.now() - timedelta(hours=2))
+    block("again", lead, timedelta(hours=1))
+    block("again", lead, timedelta(minutes=30))
+    block("shut", lead, timedelta(hours=1))
+    close("shut", lead)
+    caught_up()
+    runs = open_sessions.blocked_runs()
+    assert set(runs) == {"again"}
+    assert timedelta(minutes=59) < timezone.now() - runs["again"] < timedelta(minutes=61)
+
+
+def test_blocks_and_unblocks_after_the_catch_up_move_the_runs(lead):
+    start("a", lead)
+    start("b", lead)
+    block("a", lead, timedelta(hours=1))
+    caught_up()
+    with transaction.atomic():  # the model cannot catch up here: these are above it
+        append_event("a", UNBLOCK, {}, user=lead)
+        block("b", lead, timedelta(minutes=5))
+        runs = open_sessions.blocked_runs()
+    assert set(runs) == {"b"}
+    caught_up()  # now in the model
+    assert set(open_sessions.blocked_runs()) == {"b"}

@@ -1,5 +1,7 @@
 """The store's reading by position: what a read model or a feed consumer folds."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from django.db import connection
 
@@ -41,3 +43,21 @@ def test_reading_stops_at_the_position_asked(alice):
 def test_on_sqlite_the_newest_position_is_safe(alice):
     append_event("a", START, {"title": "t"}, user=alice)
     assert safe_position() == store.read_feed(0, 10**9, 10)[-1][0]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's two ways to parse a moment")
+@pytest.mark.parametrize("way", ["sqlite", "sqlite<3.38"])
+def test_both_ways_of_reading_microseconds_on_sqlite_are_exact(way, alice):
+    moments = [
+        datetime(2026, 11, 30, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(2026, 11, 30, 0, 0, tzinfo=UTC),  # Django writes no fraction for zero
+        datetime(1969, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC),
+    ]
+    for n, moment in enumerate(moments):
+        append_event(f"m{n}", START, {"title": "t"}, user=alice, now=moment)
+    sql = f"SELECT {store._MICROSECONDS[way]} FROM tower_event ORDER BY session"
+    with connection.cursor() as cursor:
+        cursor.execute(sql.replace("%%", "%"))
+        read = [value for (value,) in cursor.fetchall()]
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    assert read == [(moment - epoch) // timedelta(microseconds=1) for moment in moments]
