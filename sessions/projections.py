@@ -279,8 +279,15 @@ def overdue(current, since, now, thresholds):
     """The attention a session in status `current` since `since` needs at `now`: when
     the interval is longer than its threshold (strictly), else None. `since` is the
     last event for active and in review, the run's first block for blocked."""
-    kind = ATTENTION_OF[current][0]
-    return Attention(kind, since) if now - since > threshold_of(current, thresholds) else None
+    if since < overdue_before(now, thresholds)[current]:
+        return Attention(ATTENTION_OF[current][0], since)
+    return None
+
+
+def overdue_before(now, thresholds):
+    """For each status that can need attention, the moment before which a session in it
+    since then needs attention at `now` (once for many sessions)."""
+    return {current: now - threshold_of(current, thresholds) for current in ATTENTION_OF}
 
 
 def threshold_of(current, thresholds):

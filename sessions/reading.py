@@ -290,17 +290,19 @@ def needing_attention(rows, now, limits, at=None):
     else:
         blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
         run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
+    before = projections.overdue_before(now, limits)
     found = []
     for session_id, status, last_at in rows:
-        if status == vocabulary.CLOSED:
+        if status not in before:  # closed
             continue
         since = run_starts.get(session_id, last_at) if status == vocabulary.BLOCKED else last_at
-        reason = projections.overdue(status, since, now, limits)
-        if reason is not None:
-            late = now - reason.since - projections.threshold_of(status, limits)
-            found.append((late, session_id, reason))
-    found.sort(key=lambda item: (-item[0].total_seconds(), item[1]))
-    return [(session_id, reason) for _, session_id, reason in found]
+        if since < before[status]:
+            found.append((since - before[status], session_id, status, since))
+    found.sort()  # the longest overdue (the most before its cut-off) first
+    return [
+        (session_id, projections.Attention(projections.ATTENTION_OF[status][0], since))
+        for _, session_id, status, since in found
+    ]
 
 
 def listing(
