@@ -8,6 +8,7 @@ instant.
 """
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time, timedelta
 
@@ -111,20 +112,19 @@ def metrics_from_folds(
     """`metrics` from the folds a database computes over the same sessions, so that
     their events need not be loaded (`store.flow_folds`):
 
-    - `closed`: per session closed in the window, (close time, outcome, whole seconds
-      from start to close, blocked and in review);
+    - `closed`: per session closed in the window, (day number since 1970-01-01 of its
+      close, outcome, whole seconds from start to close, blocked and in review);
     - `status_changes`: (event type, day number since 1970-01-01, change), where each
       event counts +1 for the status it leaves from the first midnight at or after it,
       and -1 from the first midnight at or after the next event of its stream.
     """
+    closed = list(closed)
+    closed_per_day = Counter((day, outcome) for day, outcome, *_ in closed)
+    cycle, blocked, review = ([session[n] for session in closed] for n in (2, 3, 4))
     throughput: dict[str, dict[str, int]] = {}
-    cycle, blocked, review = [], [], []
-    for closed_at, outcome, cycle_seconds, blocked_seconds, review_seconds in closed:
-        counts = throughput.setdefault(closed_at.date().isoformat(), dict.fromkeys(OUTCOMES, 0))
-        counts[outcome] += 1
-        cycle.append(cycle_seconds)
-        blocked.append(blocked_seconds)
-        review.append(review_seconds)
+    for (day, outcome), count in closed_per_day.items():
+        label = (EPOCH_DAY + timedelta(days=day)).isoformat()
+        throughput.setdefault(label, dict.fromkeys(OUTCOMES, 0))[outcome] = count
     days = midnights(since, until)
     changes = sorted(
         (EPOCH_DAY + timedelta(days=day), STATUS_AFTER[kind], change)

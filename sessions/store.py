@@ -761,13 +761,18 @@ def _spent_in(status: str) -> str:
     return f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at ELSE 0 END)"
 
 
-# Per session: close time (NULL while open), start time, outcome, µs blocked, µs in
-# review, and its flow entries "type day" (the last event: its status counts from that
-# day on) or "type day next-day" (its status counted from one day to another).
+# Per session: close time (NULL while open), whole seconds from start to close, outcome,
+# whole seconds blocked and in review, the type and day of its last event (whose status
+# counts from that day on), and its other events whose status outlasted a midnight, as
+# "type day next-day" (it counted from one day to the other), if any. Sums are cast
+# back to integers: PostgreSQL's are numeric.
 _FLOW_FOLDS = (
-    "SELECT MAX(CASE WHEN type = '{close}' THEN at END), MIN(CASE WHEN type = '{start}'"
-    " THEN at END), MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome, '{done}') END),"
-    " {blocked}, {review}, {joined} FROM (SELECT session, type, outcome, at,"
+    "SELECT MAX(CASE WHEN type = '{close}' THEN at END), (MAX(CASE WHEN type = '{close}'"
+    " THEN at END) - MIN(CASE WHEN type = '{start}' THEN at END)) / 1000000,"
+    " MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome, '{done}') END),"
+    " CAST({blocked} AS BIGINT) / 1000000, CAST({review} AS BIGINT) / 1000000,"
+    " MAX(CASE WHEN next_at IS NULL THEN type END), MAX(CASE WHEN next_at IS NULL THEN {day}"
+    " END), {crossings} FROM (SELECT session, type, outcome, at,"
     " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM"
     " (SELECT session, seq, type, outcome, {at} AS at FROM {table}"
     " WHERE session IN ({alive})) AS moments) AS steps GROUP BY session"
@@ -779,10 +784,7 @@ def _flow_folds_sql(vendor: str, at: str) -> str:
     # SQLite would compute a subquery's column again at each use: the days are computed
     # where they are used, from the moments computed before the window.
     day, next_day = _first_midnight_from("at"), _first_midnight_from("next_at")
-    entry = (
-        f"CASE WHEN next_at IS NULL THEN type || ' ' || {day} WHEN {next_day} <> {day}"
-        f" THEN type || ' ' || {day} || ' ' || {next_day} END"
-    )
+    crossing = f"CASE WHEN {next_day} <> {day} THEN type || ' ' || {day} || ' ' || {next_day} END"
     alive = _ALIVE.format(
         started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
     )
@@ -792,7 +794,8 @@ def _flow_folds_sql(vendor: str, at: str) -> str:
         done=vocabulary.DONE,
         blocked=_spent_in(vocabulary.BLOCKED),
         review=_spent_in(vocabulary.IN_REVIEW),
-        joined=_JOINED[vendor].format(entry),
+        day=day,
+        crossings=_JOINED[vendor].format(crossing),
         at=at,
         table=TABLE,
         alive=alive,
@@ -809,8 +812,8 @@ def _epoch_microseconds(moment: datetime) -> int:
 def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tuple]]:
     """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`:
 
-    - per session closed in it, (close time, outcome, whole seconds from start to close,
-      blocked and in review);
+    - per session closed in it, (day number since 1970-01-01 of its close, outcome, whole
+      seconds from start to close, blocked and in review);
     - the changes to how many sessions are in each status at midnights: (event type, day
       number since 1970-01-01, change).
     """
@@ -819,16 +822,15 @@ def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tupl
     closed, changes = [], Counter()
     with connection.cursor() as cursor:
         cursor.execute(sql, [moment_param(until), moment_param(since)])
-        for closed_at, opened_at, outcome, blocked, review, entries in cursor.fetchall():
-            if closed_at is not None and start <= closed_at < end:
-                spent = (int(blocked) // 1_000_000, int(review) // 1_000_000)
-                moment = EPOCH + timedelta(microseconds=closed_at)
-                closed.append((moment, outcome, (closed_at - opened_at) // 1_000_000, *spent))
-            for entry in entries.split(","):
-                kind, *days = entry.split(" ")
-                changes[kind, int(days[0])] += 1
-                if len(days) == 2:
-                    changes[kind, int(days[1])] -= 1
+        rows = cursor.fetchall()
+    for closed_at, cycle, outcome, blocked, review, *_, crossings in rows:
+        if closed_at is not None and start <= closed_at < end:
+            closed.append((closed_at // DAY_MICROSECONDS, outcome, cycle, blocked, review))
+        for entry in crossings.split(",") if crossings else ():
+            kind, first, then = entry.split(" ")
+            changes[kind, int(first)] += 1
+            changes[kind, int(then)] -= 1
+    changes.update((last, last_day) for *_, last, last_day, _ in rows)
     return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
 
 
