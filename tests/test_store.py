@@ -61,3 +61,12 @@ def test_both_ways_of_reading_microseconds_on_sqlite_are_exact(way, alice):
         read = [value for (value,) in cursor.fetchall()]
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
     assert read == [(moment - epoch) // timedelta(microseconds=1) for moment in moments]
+
+
+@pytest.mark.parametrize("ids", [[], ["one"], ["one", "two.2", "missing"]])
+def test_streams_read_by_a_list_of_ids_are_exactly_those_stored(ids, alice):
+    for session_id in ("one", "two.2", "other"):
+        append_event(session_id, START, {"title": "t"}, user=alice)
+    found = store.read_streams(ids)
+    assert sorted(found) == sorted(set(ids) - {"missing"})
+    assert all(events[0].session == stream for stream, events in found.items())
