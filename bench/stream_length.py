@@ -7,19 +7,21 @@ then, through Django's full request stack in process (test client, production
 settings): the API view `GET /api/sessions/<id>`, the session page's first screen, its
 card on the board (its view made into a card and rendered, as the board does), and an
 append (`POST …/events`, block and unblock in turn, each answered with the view).
-Reports the median and range of 5 runs of 20 requests each, and the ratio to the
-10-event stream. The largest stream stops short of the cap (`MAX_STREAM_EVENTS`) so
-that appends are still allowed.
+Reports the median and range of 7 runs of 20 requests each (the runs interleave the
+lengths), and the ratio to the 10-event stream. The largest stream stops short of the
+cap (`MAX_STREAM_EVENTS`) so that appends are still allowed.
 """
 
+import itertools
 import statistics
 import time
+from collections import defaultdict
 from datetime import timedelta
 
 from common import T0, report, run_per_engine, settle_after_bulk_load, setup_django
 
 LENGTHS = (10, 1_000, 10_000, 99_800)
-RUNS, REQUESTS = 5, 20
+RUNS, REQUESTS = 7, 20
 
 
 def stream(session_id, length):
@@ -37,13 +39,11 @@ def stream(session_id, length):
 
 
 def per_request_ms(request):
-    runs = []
-    for _ in range(RUNS):
-        begin = time.perf_counter()
-        for _ in range(REQUESTS):
-            request()
-        runs.append((time.perf_counter() - begin) * 1000 / REQUESTS)
-    return statistics.median(runs), min(runs), max(runs)
+    """Mean milliseconds of `REQUESTS` calls of `request`."""
+    begin = time.perf_counter()
+    for _ in range(REQUESTS):
+        request()
+    return (time.perf_counter() - begin) * 1000 / REQUESTS
 
 
 def main(engine):
@@ -61,7 +61,7 @@ def main(engine):
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     browser = Client()
     browser.force_login(user)
-    appends = iter(range(10**9))
+    appends = defaultdict(itertools.count)
     card_request = RequestFactory().get("/")
     card_request.user = user
 
@@ -72,7 +72,8 @@ def main(engine):
         return render_to_string("sessions/_card.html", context, card_request)
 
     def append(session_id):
-        if next(appends) % 2 == 0:
+        # Each stream ends blocked: its appends unblock, block, unblock…
+        if next(appends[session_id]) % 2 == 0:
             body = {"type": "session_unblock"}
         else:
             body = {"type": "session_block", "reason": "again"}
@@ -82,30 +83,37 @@ def main(engine):
     for length in LENGTHS:
         import_stream(f"len-{length}", stream(f"len-{length}", length))  # ends blocked
     settle_after_bulk_load()
-    rows, baseline = [], {}
+    measures = {}
     for length in LENGTHS:
         session_id = f"len-{length}"
-        measures = {
+        measures[length] = {
             "view (API)": lambda s=session_id: api.get(f"/api/sessions/{s}"),
             "session page": lambda s=session_id: browser.get(f"/sessions/{s}/"),
             "card (board)": lambda s=session_id: card(s),
             "append (API)": lambda s=session_id: append(s),
         }
-        for name, request in measures.items():
+        for request in measures[length].values():
             request()  # warm up
-            median, low, high = per_request_ms(request)
-            baseline.setdefault(name, median)
-            ratio = median / baseline[name]
-            rows.append(
-                (
-                    engine,
-                    name,
-                    f"{length:,}",
-                    f"{median:.2f}",
-                    f"{low:.2f}–{high:.2f}",
-                    f"{ratio:.2f}×",
-                )
+    # Runs interleave the lengths, so that the machine's drift hits every length alike.
+    samples = {(length, name): [] for length in LENGTHS for name in measures[length]}
+    for _ in range(RUNS):
+        for length in LENGTHS:
+            for name, request in measures[length].items():
+                samples[length, name].append(per_request_ms(request))
+    rows, baseline = [], {}
+    for (length, name), runs in samples.items():
+        median = statistics.median(runs)
+        baseline.setdefault(name, median)
+        rows.append(
+            (
+                engine,
+                name,
+                f"{length:,}",
+                f"{median:.2f}",
+                f"{min(runs):.2f}–{max(runs):.2f}",
+                f"{median / baseline[name]:.2f}×",
             )
+        )
     report(
         f"Cost per request by stream length ({engine})",
         rows,
