@@ -9,6 +9,7 @@ class TowerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import identity
+        from . import identity, webhooks
 
         identity.connect()
+        webhooks.connect()

@@ -95,6 +95,23 @@ def remove(subscription: Subscription) -> None:
         rows.delete()
 
 
+def lock_subscriptions_of(sender, instance, **kwargs) -> None:
+    """Before a person is deleted (with their subscriptions, by cascade): lock their
+    subscriptions' rows, as `remove` does, so that the worker cannot log a delivery
+    between the cascade's removal of the log and of the subscriptions."""
+    rows = Subscription.objects.filter(owner=instance).select_for_update()
+    list(rows.values_list("pk", flat=True))
+
+
+def connect() -> None:
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import pre_delete
+
+    pre_delete.connect(
+        lock_subscriptions_of, sender=get_user_model(), dispatch_uid="tower-lock-subscriptions"
+    )
+
+
 def visible_subscriptions(user):
     """The subscriptions a person manages: their own; a superuser's, everyone's."""
     rows = Subscription.objects.select_related("owner")

@@ -429,6 +429,32 @@ def test_the_page_lists_a_person_s_webhooks_with_their_deliveries(alice_page, al
     assert f"{mine.pk}-7" in page and "answered 503 Service Unavailable" in page
 
 
+def test_a_person_deleted_while_a_delivery_is_being_logged_goes_with_their_webhooks(bob):
+    hook = subscribe(bob, "https://hooks.example/x")
+
+    def log_a_delivery():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:  # as in the test above
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        now = timezone.now()
+        Delivery.objects.create(
+            subscription=hook, position=1, delivery_id=f"{hook.pk}-1", last_tried_at=now
+        )
+
+    def delete_bob():
+        try:
+            type(bob).objects.get(pk=bob.pk).delete()
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with committing_late(log_a_delivery):
+            deletion = pool.submit(delete_bob)
+            time.sleep(0.5)
+        deletion.result(timeout=30)
+    assert not Subscription.objects.exists() and not Delivery.objects.exists()
+
+
 def test_a_superuser_sees_and_removes_everyone_s_webhooks(client, make_user, bob):
     admin = make_user("root", is_superuser=True)
     hook = subscribe(bob, "https://bobs.example/hook")
