@@ -116,23 +116,25 @@ def test_a_blocked_run_starts_at_the_first_block_after_the_last_unblock(alice):
     }
 
 
-def test_a_blocked_run_as_of_a_moment_ignores_blocks_and_unblocks_after_it(alice):
+@pytest.fixture
+def blocked_again(alice):
+    """A session blocked 19 h ago, unblocked 9 h ago and blocked again 2 h ago; the
+    moment between (10 h ago) and now."""
     now = timezone.now()
     started("again", alice, now - timedelta(hours=20))
     for kind, hours in ((BLOCK, 19), (UNBLOCK, 9), (BLOCK, 2)):
         fields = {"reason": "waiting"} if kind == BLOCK else {}
         append_event("again", kind, fields, user=alice, now=now - timedelta(hours=hours))
-    at = now - timedelta(hours=10)
+    return now - timedelta(hours=10), now
+
+
+def test_a_blocked_run_as_of_a_moment_ignores_blocks_and_unblocks_after_it(blocked_again):
+    at, now = blocked_again
     assert store.blocked_run_starts(["again"], at) == {"again": now - timedelta(hours=19)}
 
 
-def test_the_strip_as_of_a_moment_counts_a_blocked_run_from_its_start_then(alice):
-    now = timezone.now()
-    started("again", alice, now - timedelta(hours=20))
-    for kind, hours in ((BLOCK, 19), (UNBLOCK, 9), (BLOCK, 2)):
-        fields = {"reason": "waiting"} if kind == BLOCK else {}
-        append_event("again", kind, fields, user=alice, now=now - timedelta(hours=hours))
-    at = now - timedelta(hours=10)
+def test_the_strip_as_of_a_moment_counts_a_blocked_run_from_its_start_then(blocked_again):
+    at, now = blocked_again
     rows = reading.board_rows(None, None, at - timedelta(days=1), at)
     (found,) = reading.needing_attention(rows, at, reading.thresholds(), at)
     assert found[0] == "again" and found[1].since == now - timedelta(hours=19)

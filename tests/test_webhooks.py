@@ -271,10 +271,10 @@ def test_the_log_keeps_the_newest_events_rows(alice, receiver, deliverer):
     assert sorted(logged) == positions_of()[-3:]
 
 
-def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
-    hook = subscribe(alice, "https://hooks.example/x")
+def logging_a_delivery(hook):
+    """What the worker does to log a delivery to `hook` (run it under `committing_late`)."""
 
-    def log_a_delivery():
+    def log():
         if connection.vendor == "postgresql":
             # Check the foreign key now rather than at commit, so that the log holds the
             # subscription's row from here on: the interleaving where the worker commits
@@ -286,6 +286,12 @@ def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
             subscription=hook, position=1, delivery_id=f"{hook.pk}-1", last_tried_at=now
         )
 
+    return log
+
+
+def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
+    hook = subscribe(alice, "https://hooks.example/x")
+
     def remove():
         try:
             webhooks.remove(hook)
@@ -293,7 +299,7 @@ def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
             connection.close()
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        with committing_late(log_a_delivery):  # the worker's log, not yet committed
+        with committing_late(logging_a_delivery(hook)):  # the worker's, not yet committed
             removal = pool.submit(remove)
             time.sleep(0.5)
         removal.result(timeout=30)
@@ -432,15 +438,6 @@ def test_the_page_lists_a_person_s_webhooks_with_their_deliveries(alice_page, al
 def test_a_person_deleted_while_a_delivery_is_being_logged_goes_with_their_webhooks(bob):
     hook = subscribe(bob, "https://hooks.example/x")
 
-    def log_a_delivery():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:  # as in the test above
-                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        now = timezone.now()
-        Delivery.objects.create(
-            subscription=hook, position=1, delivery_id=f"{hook.pk}-1", last_tried_at=now
-        )
-
     def delete_bob():
         try:
             type(bob).objects.get(pk=bob.pk).delete()
@@ -448,7 +445,7 @@ def test_a_person_deleted_while_a_delivery_is_being_logged_goes_with_their_webho
             connection.close()
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        with committing_late(log_a_delivery):
+        with committing_late(logging_a_delivery(hook)):
             deletion = pool.submit(delete_bob)
             time.sleep(0.5)
         deletion.result(timeout=30)
