@@ -275,6 +275,24 @@ ATTENTION_OF = {
 }
 
 
+class AttentionLine(NamedTuple):
+    """What the Needs attention strip shows of a session besides why it is overdue: all
+    read off its events, so a line changes only with its stream."""
+
+    id: str
+    title: str | None
+    owner: str | None
+    blocker: str | None  # the reason of the latest open block
+    next_action: str | None
+
+
+def attention_line(session_id, events):
+    """The strip's line of a session, from its events (or those its view depends on)."""
+    open_blocks = blockers(events)
+    blocker = open_blocks[-1].reason if open_blocks else None
+    return AttentionLine(session_id, title(events), owner(events), blocker, next_action(events))
+
+
 def overdue(current, since, now, thresholds):
     """The attention a session in status `current` since `since` needs at `now`: when
     the interval is longer than its threshold (strictly), else None. `since` is the

@@ -8,6 +8,7 @@ event in SQL (the last transition wins); what is shown is always computed by
 """
 
 import json
+import threading
 from collections import defaultdict
 from datetime import timedelta
 
@@ -303,6 +304,43 @@ def needing_attention(rows, now, limits, at=None):
         (session_id, projections.Attention(projections.ATTENTION_OF[status][0], since))
         for _, session_id, status, since in found
     ]
+
+
+# Strip lines by (session, last seq, last event's time): a stream's events up to a seq
+# never change, so neither does its line, and the strip's sessions are mostly the same
+# from one poll to the next. Bounded; an entry costs a few hundred bytes.
+_LINES: dict[tuple, projections.AttentionLine] = {}
+_LINES_KEPT = 1000
+_lines_lock = threading.Lock()
+
+
+def attention_lines(last_events, at=None):
+    """The strip's lines (`projections.attention_line`) of the sessions given as
+    {session id: its last event's time}, keyed by id; as of `at`, if given."""
+    if not last_events:
+        return {}
+    if at is not None:
+        streams = store.read_streams(list(last_events))
+        return {
+            session_id: projections.attention_line(session_id, projections.as_of(events, at))
+            for session_id, events in streams.items()
+        }
+    lengths = store.stream_lengths(list(last_events))
+    keys = {i: (i, seq, last_events[i]) for i, seq in lengths.items()}
+    with _lines_lock:
+        lines = {i: _LINES[key] for i, key in keys.items() if key in _LINES}
+    missing = [i for i in keys if i not in lines]
+    short = [i for i in missing if lengths[i] <= WHOLE_STREAM_LIMIT]
+    streams = store.read_streams(short) if short else {}
+    for session_id in set(missing) - set(short):
+        streams[session_id] = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)[0]
+    found = {i: projections.attention_line(i, events) for i, events in streams.items()}
+    with _lines_lock:
+        for session_id, line in found.items():
+            _LINES[keys[session_id]] = line
+        while len(_LINES) > _LINES_KEPT:
+            del _LINES[next(iter(_LINES))]
+    return {**lines, **found}
 
 
 def listing(

@@ -178,7 +178,9 @@ def board_context(request, start_form=None, looking=False):
     limits = reading.thresholds()
     overdue = reading.needing_attention(rows, now, limits, at)
     strip = overdue[: settings.ATTENTION_LINES]
-    views = reading.session_views({*shown, *(i for i, _ in strip)}, now, limits, at)
+    views = reading.session_views(shown, now, limits, at)
+    last_events = {session_id: last_at for session_id, _, last_at in rows}
+    lines = reading.attention_lines({i: last_events[i] for i, _ in strip}, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
     columns = [
         {
@@ -198,7 +200,7 @@ def board_context(request, start_form=None, looking=False):
     show_all_query = query.copy()
     show_all_query["all"] = "1"
     return {
-        "attention": [(views[i], reason) for i, reason in strip if i in views],
+        "attention": [(lines[i], reason) for i, reason in strip if i in lines],
         "attention_more": max(len(overdue) - settings.ATTENTION_LINES, 0),
         "columns": columns,
         "marks_since": marks_since,

@@ -61,6 +61,16 @@ def test_the_board_leads_with_needs_attention(alice_client, histories):
     assert strip.index("reviewed") < strip.index("stuck") < strip.index("quiet")
 
 
+def test_a_strip_line_follows_its_session_s_new_events(alice_client, alice, histories):
+    def strip():
+        page = alice_client.get("/").content.decode()
+        return page[page.index('class="attention"') : page.index('class="column')]
+
+    assert "and on legal" in strip()
+    append_event("stuck", BLOCK, {"reason": "and on the printer"}, user=alice)
+    assert "and on the printer" in strip() and "and on legal" not in strip()
+
+
 # The board and a plan as of a moment
 
 

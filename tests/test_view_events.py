@@ -56,6 +56,13 @@ def test_the_view_of_the_chosen_events_is_the_view_of_the_whole_stream(events):
     assert view(chosen, blocker_count, spent) == view(events)
 
 
+@given(streams())
+def test_the_strip_line_of_the_chosen_events_is_that_of_the_whole_stream(events):
+    chosen, _ = view_events(events)
+    whole = projections.attention_line("s", events)
+    assert projections.attention_line("s", chosen) == whole
+
+
 @given(streams(max_events=40), st.integers(1, 4))
 def test_an_append_works_out_the_next_view_events_from_the_last(events, shown):
     before = view_events(events[:-1], shown)
