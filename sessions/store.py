@@ -758,11 +758,14 @@ _JOINED = {"sqlite": "group_concat({}, ',')", "postgresql": "string_agg({}, ',')
 
 
 # The flow metrics' folds, in one statement over the events of the sessions alive in a
-# window, with each event's moment (microseconds since the epoch) and day computed once
-# (parsing them was most of the cost). One window pass (LEAD over each stream) gives
-# each event how long its status lasted; one grouping by session then gives the closed
-# sessions' times and, for the cumulative flow, the few events whose status outlasted
-# a midnight (the others add and remove themselves on the same day).
+# window. One window pass (LEAD over each stream) gives each event how long its status
+# lasted; one grouping by session then gives the closed sessions' times and, for the
+# cumulative flow, the few events whose status outlasted a midnight (the others add and
+# remove themselves on the same day). Moments are where the databases differ: SQLite's
+# are text, parsed once per event into microseconds since the epoch (parsing was most
+# of the cost); PostgreSQL's are timestamps, whose differences it sums as intervals,
+# turned into numbers once per session instead (exactly, and 110 ms sooner at 490,000
+# events than per event).
 DAY_MICROSECONDS = 86_400_000_000
 # Moments before 1970 are negative, and integer division truncates towards zero on both
 # databases: shifting every moment past the year 2 to positive makes it a floor.
@@ -770,29 +773,50 @@ _SHIFT_DAYS = 720_000
 
 
 def _first_midnight_from(moment: str) -> str:
-    """The day number (since 1970-01-01) of the first UTC midnight at or after `moment`."""
+    """SQLite: the day number (since 1970-01-01) of the first UTC midnight at or after
+    `moment`, in microseconds since the epoch."""
     shift = _SHIFT_DAYS * DAY_MICROSECONDS
     return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
 
 
-def _spent_in(status: str) -> str:
-    """Microseconds, summed, that the stream was in `status`."""
-    kinds = ", ".join(f"'{t}'" for t, after in vocabulary.STATUS_AFTER.items() if after == status)
-    return f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at ELSE 0 END)"
+class _Moments(NamedTuple):
+    """How one database's SQL handles the fold's moments (each a template for `.format`)."""
+
+    at: str  # an event's moment, from its row
+    microseconds: str  # a moment as microseconds since the epoch
+    whole_seconds: str  # a difference of moments (or a sum of them) as whole seconds
+    no_time: str  # a difference of moments that is none
+    first_midnight: str  # the day number of the first UTC midnight at or after a moment
+
+
+_MOMENTS = {
+    "sqlite": _Moments(
+        at="{}",  # `_microseconds()`, chosen by SQLite's version
+        microseconds="{}",
+        whole_seconds="CAST({} AS BIGINT) / 1000000",
+        no_time="0",
+        first_midnight=_first_midnight_from("{}"),
+    ),
+    "postgresql": _Moments(
+        at="timestamp",
+        microseconds="(EXTRACT(EPOCH FROM {}) * 1000000)::bigint",
+        whole_seconds="FLOOR(EXTRACT(EPOCH FROM {}))::bigint",
+        no_time="interval '0'",
+        first_midnight="((({} - interval '1 microsecond') AT TIME ZONE 'UTC')::date + 1"
+        " - DATE '1970-01-01')",
+    ),
+}
 
 
 # Per session: close time (NULL while open), whole seconds from start to close, outcome,
 # whole seconds blocked and in review, the type and day of its last event (whose status
 # counts from that day on), and its other events whose status outlasted a midnight, as
-# "type day next-day" (it counted from one day to the other), if any. Sums are cast
-# back to integers: PostgreSQL's are numeric.
+# "type day next-day" (it counted from one day to the other), if any.
 _FLOW_FOLDS = (
-    "SELECT MAX(CASE WHEN type = '{close}' THEN at END), (MAX(CASE WHEN type = '{close}'"
-    " THEN at END) - MIN(CASE WHEN type = '{start}' THEN at END)) / 1000000,"
-    " MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome, '{done}') END),"
-    " CAST({blocked} AS BIGINT) / 1000000, CAST({review} AS BIGINT) / 1000000,"
-    " MAX(CASE WHEN next_at IS NULL THEN type END), MAX(CASE WHEN next_at IS NULL THEN {day}"
-    " END), {crossings} FROM (SELECT session, type, outcome, at,"
+    "SELECT {closed_at}, {cycle}, MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome,"
+    " '{done}') END), {blocked}, {review}, MAX(CASE WHEN next_at IS NULL THEN type END),"
+    " MAX(CASE WHEN next_at IS NULL THEN {day} END), {crossings}"
+    " FROM (SELECT session, type, outcome, at,"
     " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM"
     " (SELECT session, seq, type, outcome, {at} AS at FROM {table}"
     " WHERE session IN ({alive})) AS moments) AS steps GROUP BY session"
@@ -801,22 +825,32 @@ _FLOW_FOLDS = (
 
 @functools.cache
 def _flow_folds_sql(vendor: str, at: str) -> str:
+    moments = _MOMENTS[vendor]
+
+    def spent_in(status: str) -> str:
+        kinds = ", ".join(f"'{t}'" for t, then in vocabulary.STATUS_AFTER.items() if then == status)
+        spans = f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at END)"
+        return moments.whole_seconds.format(f"COALESCE({spans}, {moments.no_time})")
+
+    closed_at = f"MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN at END)"
+    opened_at = f"MIN(CASE WHEN type = '{vocabulary.START}' THEN at END)"
     # SQLite would compute a subquery's column again at each use: the days are computed
     # where they are used, from the moments computed before the window.
-    day, next_day = _first_midnight_from("at"), _first_midnight_from("next_at")
+    day, next_day = moments.first_midnight.format("at"), moments.first_midnight.format("next_at")
     crossing = f"CASE WHEN {next_day} <> {day} THEN type || ' ' || {day} || ' ' || {next_day} END"
     alive = _ALIVE.format(
         started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
     )
     return _FLOW_FOLDS.format(
+        closed_at=moments.microseconds.format(closed_at),
+        cycle=moments.whole_seconds.format(f"({closed_at} - {opened_at})"),
         close=vocabulary.CLOSE,
-        start=vocabulary.START,
         done=vocabulary.DONE,
-        blocked=_spent_in(vocabulary.BLOCKED),
-        review=_spent_in(vocabulary.IN_REVIEW),
+        blocked=spent_in(vocabulary.BLOCKED),
+        review=spent_in(vocabulary.IN_REVIEW),
         day=day,
         crossings=_JOINED[vendor].format(crossing),
-        at=at,
+        at=moments.at.format(at),
         table=TABLE,
         alive=alive,
     )
