@@ -76,6 +76,11 @@ class BearerToken(HttpBearer):
     """A bearer token acts as its user; a signed-in browser session may read (GET) only."""
 
     def __call__(self, request: HttpRequest):
+        # A tool call's request, made in process by /mcp, carries the user its token is
+        # for (set there, never from anything a client sends).
+        known = getattr(request, "token_user", None)
+        if known is not None:
+            return known
         header = request.headers.get("Authorization", "")
         if header:
             scheme, _, token = header.partition(" ")

@@ -289,6 +289,7 @@ def _api_request(outer: HttpRequest, tool: Tool, arguments: dict) -> tuple[str, 
         environ["HTTP_IDEMPOTENCY_KEY"] = str(key)
     request = WSGIRequest(environ)
     request.user = AnonymousUser()  # the token decides, as for any API request
+    request.token_user = outer.token_user  # which /mcp looked up just now
     return path, request
 
 
@@ -434,8 +435,10 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _unauthorized("Send a token as 'Authorization: Bearer <token>'.")
-    if user_for_token(token.strip()) is None:
+    user = user_for_token(token.strip())
+    if user is None:
         return _unauthorized("The bearer token is missing, unknown or revoked.")
+    request.token_user = user  # the tools' API requests act as it, not asking again
     try:
         body = request.body
     except RequestDataTooBig:

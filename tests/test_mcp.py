@@ -7,10 +7,14 @@ from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from sessions.append import append_event
 from sessions.models import Event
+from sessions.vocabulary import START
 from tests.conftest import http_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -336,3 +340,23 @@ def test_a_malformed_message_gets_a_json_rpc_error_not_a_server_error(
     answer = http_request(live_server.url, "POST", "/mcp", body, token=alice_token, headers=headers)
     assert answer.status == status
     assert "error" in answer.json()
+
+
+def test_a_tool_call_looks_its_token_up_once(client, alice, token_for):
+    append_event("s1", START, {"title": "T"}, user=alice)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_session", "arguments": {"session_id": "s1"}},
+    }
+    headers = {
+        "HTTP_AUTHORIZATION": f"Bearer {token_for(alice)}",
+        "HTTP_ACCEPT": "application/json, text/event-stream",
+    }
+    client.post("/mcp", call, content_type="application/json", **headers)  # token used
+    with CaptureQueriesContext(connection) as captured:
+        answer = client.post("/mcp", call, content_type="application/json", **headers)
+    assert answer.status_code == 200 and '"isError":false' in answer.content.decode()
+    lookups = [q["sql"] for q in captured.captured_queries if "digest" in q["sql"]]
+    assert len(lookups) == 1, lookups
