@@ -275,8 +275,8 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
     except plans.GraphError as error:
         raise _graph_refusal(error) from None
     if record.retire:
-        running = {s.node for s in store.node_sessions(plan_id) if s.outcome is None}
-        busy = [key for key in record.retire if key in running]
+        states = plan_sessions.node_states(plan_id, graph).states
+        busy = [key for key in record.retire if states.get(key, ("",))[0] == plans.RUNNING]
         if busy:
             raise Conflict(
                 "node_running",
