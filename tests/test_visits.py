@@ -33,6 +33,15 @@ def test_reloading_within_a_visit_keeps_the_marks(alice):
     assert visits.look(alice, back + timedelta(minutes=5)) == first
 
 
+def test_reloading_within_a_minute_writes_nothing(alice):
+    first = timezone.now() - timedelta(hours=3)
+    visits.look(alice, first)
+    visits.look(alice, first + timedelta(seconds=30))
+    assert BoardVisit.objects.get(user=alice).seen_at == first
+    visits.look(alice, first + timedelta(seconds=90))
+    assert BoardVisit.objects.get(user=alice).seen_at == first + timedelta(seconds=90)
+
+
 def test_visits_are_each_person_s_own(alice, bob):
     first = timezone.now() - timedelta(hours=3)
     visits.look(alice, first)
