@@ -250,9 +250,12 @@ def _status_rows(start_rows, last):
         .order_by("-last_at", "session")
         .values_list("session", "last_type", "last_at")
     )
+    # Run as a hot statement (prepared on PostgreSQL, and read without Django's
+    # per-value converters: at 1,000 open sessions they were a third of the call).
+    sql, params = rows.query.sql_with_params()
     return [
-        (session_id, vocabulary.STATUS_AFTER[kind], store.aware_utc(last_at))
-        for session_id, kind, last_at in rows
+        (session_id, vocabulary.STATUS_AFTER[kind], store.moment_read(last_at))
+        for session_id, kind, last_at in store.run_prepared(sql, params)
     ]
 
 

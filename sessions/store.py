@@ -610,7 +610,7 @@ def _per_stream(sql: str, streams: Sequence[str], params: Sequence = ()) -> list
         return cursor.fetchall()
 
 
-def _moment_read(moment: datetime | str) -> datetime:
+def moment_read(moment: datetime | str) -> datetime:
     """A timestamp read on a plain cursor (SQLite may give a subquery's as text)."""
     return aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
 
@@ -623,7 +623,7 @@ def blocked_run_starts(streams: Sequence[str], at: datetime = _END_OF_TIME) -> d
     blocked run began), if any; as of `at`, if given."""
     moment = moment_param(at)
     return {
-        stream: _moment_read(start)
+        stream: moment_read(start)
         for stream, start in _per_stream(_RUN_STARTS, streams, [moment, moment])
         if start is not None
     }
@@ -634,7 +634,7 @@ def blocked_run_changes_after(position: int) -> list[tuple[str, str, datetime]]:
     the order they were appended."""
     with connection.cursor() as cursor:
         cursor.execute(_RUN_CHANGES, [position])
-        return [(stream, kind, _moment_read(moment)) for stream, kind, moment in cursor]
+        return [(stream, kind, moment_read(moment)) for stream, kind, moment in cursor]
 
 
 def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
