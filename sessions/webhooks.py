@@ -91,16 +91,20 @@ def remove(subscription: Subscription) -> None:
     would fail the removal on the log's foreign key)."""
     with transaction.atomic():
         rows = Subscription.objects.filter(pk=subscription.pk)
-        list(rows.select_for_update().values_list("pk", flat=True))
+        _lock(rows)
         rows.delete()
+
+
+def _lock(subscriptions) -> None:
+    """Lock these subscriptions' rows until the transaction ends."""
+    list(subscriptions.select_for_update().values_list("pk", flat=True))
 
 
 def lock_subscriptions_of(sender, instance, **kwargs) -> None:
     """Before a person is deleted (with their subscriptions, by cascade): lock their
     subscriptions' rows, as `remove` does, so that the worker cannot log a delivery
     between the cascade's removal of the log and of the subscriptions."""
-    rows = Subscription.objects.filter(owner=instance).select_for_update()
-    list(rows.values_list("pk", flat=True))
+    _lock(Subscription.objects.filter(owner=instance))
 
 
 def connect() -> None:
