@@ -52,14 +52,11 @@ class _Model:
                 self.forget()
                 watermark = self.safe.advance(cursor)
         if watermark > self.watermark:
-            started = store.streams_of_type(vocabulary.START, self.watermark, watermark)
-            closed = store.streams_of_type(vocabulary.CLOSE, self.watermark, watermark)
+            started = store.streams_of_types([vocabulary.START], self.watermark, watermark)
+            closed = store.streams_of_types([vocabulary.CLOSE], self.watermark, watermark)
             if self.watermark:
-                moved = (
-                    started
-                    | store.streams_of_type(vocabulary.BLOCK, self.watermark, watermark)
-                    | store.streams_of_type(vocabulary.UNBLOCK, self.watermark, watermark)
-                )
+                runs = [vocabulary.BLOCK, vocabulary.UNBLOCK]
+                moved = started | store.streams_of_types(runs, self.watermark, watermark)
             else:  # the first catch-up: every open session, not every block ever made
                 moved = started
             self.open = (self.open | started) - closed

@@ -519,20 +519,22 @@ def read_feed(
     return [(row[0], record) for row, record in zip(rows, records, strict=True)]
 
 
-# The sessions of one type's rows in a position range. The first fold's unary plus keeps
-# the planner off the primary key, so that it reads the type's partial index instead of
-# the whole table (328 -> 158 ms in SQLite at 100,000 closed sessions, bench/RESULTS.md §3).
-_STREAMS_OF_TYPE = f"SELECT session FROM {TABLE} WHERE type = %s AND "
+# The sessions of some types' rows in a position range. The first fold's unary plus
+# keeps the planner off the primary key, so that it reads the type's partial index
+# instead of the whole table (328 -> 158 ms in SQLite at 100,000 closed sessions,
+# bench/RESULTS.md §3). Both databases read a one-type `IN` as an equality.
+_STREAMS_OF_TYPES = f"SELECT session FROM {TABLE} WHERE type IN ({{types}}) AND "
 _POSITIONS_BETWEEN = "id > %s AND id <= %s"
 _POSITIONS_UP_TO = "+id <= %s"
 
 
-def streams_of_type(event_type: str, after: int, up_to: int) -> set[str]:
-    """The streams with an `event_type` row at a position in (after, up_to]."""
+def streams_of_types(event_types: Sequence[str], after: int, up_to: int) -> set[str]:
+    """The streams with a row of one of `event_types` at a position in (after, up_to]."""
+    select = _STREAMS_OF_TYPES.format(types=", ".join(["%s"] * len(event_types)))
     if after:
-        sql, params = _STREAMS_OF_TYPE + _POSITIONS_BETWEEN, [event_type, after, up_to]
+        sql, params = select + _POSITIONS_BETWEEN, [*event_types, after, up_to]
     else:
-        sql, params = _STREAMS_OF_TYPE + _POSITIONS_UP_TO, [event_type, up_to]
+        sql, params = select + _POSITIONS_UP_TO, [*event_types, up_to]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {stream for (stream,) in cursor.fetchall()}
