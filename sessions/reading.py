@@ -64,9 +64,7 @@ def session_views(session_ids, now=None, limits=None, at=None):
     now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
     short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
-    streams = defaultdict(list)
-    for record in Event.objects.filter(session__in=short).records():
-        streams[record.session].append(record)
+    streams = store.read_streams(short) if short else {}
     views = {
         session_id: project(session_id, events, now, limits)
         for session_id, events in streams.items()
