@@ -397,20 +397,19 @@ _MICROSECONDS = {
     # Whole seconds from the text without its fraction (a fraction would be rounded),
     # then the six digits of microseconds Django writes after them (none when zero).
     # unixepoch() (SQLite 3.38) parses in a third of strftime's time.
-    "sqlite": "(unixepoch(substr(timestamp, 1, 19)) * 1000000"
-    " + CAST(substr(timestamp, 21, 6) AS INTEGER))",
-    "sqlite<3.38": "(CAST(strftime('%%s', substr(timestamp, 1, 19)) AS INTEGER) * 1000000"
-    " + CAST(substr(timestamp, 21, 6) AS INTEGER))",
+    "sqlite": "(unixepoch(substr({0}, 1, 19)) * 1000000 + CAST(substr({0}, 21, 6) AS INTEGER))",
+    "sqlite<3.38": "(CAST(strftime('%%s', substr({0}, 1, 19)) AS INTEGER) * 1000000"
+    " + CAST(substr({0}, 21, 6) AS INTEGER))",
     # Exact (numeric); date_part's float8 can miss by a microsecond after 2100.
-    "postgresql": "(EXTRACT(EPOCH FROM timestamp) * 1000000)::bigint",
+    "postgresql": "(EXTRACT(EPOCH FROM {0}) * 1000000)::bigint",
 }
 
 
-def _microseconds() -> str:
-    """SQL for an event's time in whole microseconds since the epoch, on this database."""
+def _microseconds(column: str = "timestamp") -> str:
+    """SQL for a moment column in whole microseconds since the epoch, on this database."""
     if connection.vendor == "sqlite" and connection.Database.sqlite_version_info < (3, 38):
-        return _MICROSECONDS["sqlite<3.38"]
-    return _MICROSECONDS[connection.vendor]
+        return _MICROSECONDS["sqlite<3.38"].format(column)
+    return _MICROSECONDS[connection.vendor].format(column)
 
 
 _SPANS = (
@@ -755,19 +754,21 @@ _ALIVE = (
 _CLOSED_BEFORE = (
     f"SELECT COUNT(*) FROM {TABLE} WHERE type = '{vocabulary.CLOSE}' AND timestamp < %s"
 )
-# SQL's text aggregate, joining with commas.
-_JOINED = {"sqlite": "group_concat({}, ',')", "postgresql": "string_agg({}, ',')"}
-
-
 # The flow metrics' folds, in one statement over the events of the sessions alive in a
-# window. One window pass (LEAD over each stream) gives each event how long its status
-# lasted; one grouping by session then gives the closed sessions' times and, for the
-# cumulative flow, the few events whose status outlasted a midnight (the others add and
-# remove themselves on the same day). Moments are where the databases differ: SQLite's
-# are text, parsed once per event into microseconds since the epoch (parsing was most
-# of the cost); PostgreSQL's are timestamps, whose differences it sums as intervals,
-# turned into numbers once per session instead (exactly, and 110 ms sooner at 490,000
-# events than per event).
+# window: each event paired with the next of its stream (how long its status lasted),
+# then one grouping by session gives its last event, its start, its time blocked and in
+# review, and, for the cumulative flow, the few events whose status outlasted a midnight
+# (the others add and remove themselves on the same day). The databases pair events in
+# different ways, and differ in moments:
+# - SQLite joins each event to the next by its seq. Its rows then arrive in stream order,
+#   so it groups them as they come; a window function (LEAD) would hide that order and
+#   cost a sort of every event (1.7 s at 490,000 events, against 1.1 s). Its moments
+#   are text, parsed only where an aggregate needs them (SQLite computes a joined
+#   column again at each use); a text comparison of dates rules most events out of the
+#   midnight test before any parsing.
+# - PostgreSQL pairs by a window function over its rows. Its moments are timestamps,
+#   whose differences it sums as intervals, turned into numbers once per session
+#   (exactly, and 110 ms sooner at 490,000 events than per event).
 DAY_MICROSECONDS = 86_400_000_000
 # Moments before 1970 are negative, and integer division truncates towards zero on both
 # databases: shifting every moment past the year 2 to positive makes it a floor.
@@ -781,80 +782,102 @@ def _first_midnight_from(moment: str) -> str:
     return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
 
 
-class _Moments(NamedTuple):
-    """How one database's SQL handles the fold's moments (each a template for `.format`)."""
+class _Pairs(NamedTuple):
+    """How one database pairs each event of the alive sessions with the next of its
+    stream, and handles their moments (templates for `.format`)."""
 
-    at: str  # an event's moment, from its row
+    source: str  # FROM and WHERE, given `alive`, grouped by session
+    type: str
+    outcome: str
+    at: str  # the event's moment, given `microseconds` (SQLite's parsing)
+    next_at: str  # the next event's moment, NULL after the last
+    last: str  # true on a stream's last event
+    maybe_crossing: str  # true at least where the two moments' first midnights differ
     microseconds: str  # a moment as microseconds since the epoch
-    whole_seconds: str  # a difference of moments (or a sum of them) as whole seconds
-    no_time: str  # a difference of moments that is none
+    whole_seconds: str  # a sum of differences of moments as whole seconds
+    no_time: str
     first_midnight: str  # the day number of the first UTC midnight at or after a moment
+    joined: str  # the text aggregate, joining with commas
 
 
-_MOMENTS = {
-    "sqlite": _Moments(
-        at="{}",  # `_microseconds()`, chosen by SQLite's version
+_PAIRS = {
+    "sqlite": _Pairs(
+        source=f"{TABLE} e LEFT JOIN {TABLE} n ON n.session = e.session AND n.seq = e.seq + 1"
+        " WHERE e.session IN ({alive}) GROUP BY e.session",
+        type="e.type",
+        outcome="e.outcome",
+        at="{microseconds[e]}",
+        next_at="{microseconds[n]}",
+        last="n.seq IS NULL",
+        # Moments of one date, neither at midnight to the second, share their first
+        # midnight (the next day's): no parsing needed to rule them out.
+        maybe_crossing="(substr(e.timestamp, 1, 10) <> substr(n.timestamp, 1, 10)"
+        " OR substr(e.timestamp, 12, 8) = '00:00:00' OR substr(n.timestamp, 12, 8) = '00:00:00')",
         microseconds="{}",
         whole_seconds="CAST({} AS BIGINT) / 1000000",
         no_time="0",
         first_midnight=_first_midnight_from("{}"),
+        joined="group_concat({}, ',')",
     ),
-    "postgresql": _Moments(
-        at="timestamp",
+    "postgresql": _Pairs(
+        source="(SELECT session, type, outcome, timestamp AS at, LEAD(timestamp) OVER"
+        f" (PARTITION BY session ORDER BY seq) AS next_at FROM {TABLE}"
+        " WHERE session IN ({alive})) AS pairs GROUP BY session",
+        type="type",
+        outcome="outcome",
+        at="at",
+        next_at="next_at",
+        last="next_at IS NULL",
+        maybe_crossing="TRUE",
         microseconds="(EXTRACT(EPOCH FROM {}) * 1000000)::bigint",
         whole_seconds="FLOOR(EXTRACT(EPOCH FROM {}))::bigint",
         no_time="interval '0'",
         first_midnight="((({} - interval '1 microsecond') AT TIME ZONE 'UTC')::date + 1"
         " - DATE '1970-01-01')",
+        joined="string_agg({}, ',')",
     ),
 }
 
-
-# Per session: close time (NULL while open), whole seconds from start to close, outcome,
-# whole seconds blocked and in review, the type and day of its last event (whose status
-# counts from that day on), and its other events whose status outlasted a midnight, as
-# "type day next-day" (it counted from one day to the other), if any.
+# Per session: its last event's moment (microseconds since the epoch), type and outcome
+# (a close is a stream's last event: nothing may follow it), its start's moment, whole
+# seconds blocked and in review, and its other events whose status outlasted a
+# midnight, as "type day next-day" (it counted from one day to the other), if any.
 _FLOW_FOLDS = (
-    "SELECT {closed_at}, {cycle}, MAX(CASE WHEN type = '{close}' THEN COALESCE(outcome,"
-    " '{done}') END), {blocked}, {review}, MAX(CASE WHEN next_at IS NULL THEN type END),"
-    " MAX(CASE WHEN next_at IS NULL THEN {day} END), {crossings}"
-    " FROM (SELECT session, type, outcome, at,"
-    " LEAD(at) OVER (PARTITION BY session ORDER BY seq) AS next_at FROM"
-    " (SELECT session, seq, type, outcome, {at} AS at FROM {table}"
-    " WHERE session IN ({alive})) AS moments) AS steps GROUP BY session"
+    "SELECT {last_at}, MAX({type}) FILTER (WHERE {last}),"
+    " MAX({outcome}) FILTER (WHERE {last}), {started_at}, {blocked}, {review}, {crossings}"
+    " FROM {source}"
 )
 
 
 @functools.cache
-def _flow_folds_sql(vendor: str, at: str) -> str:
-    moments = _MOMENTS[vendor]
+def _flow_folds_sql(vendor: str, microseconds: tuple[str, str]) -> str:
+    pairs = _PAIRS[vendor]
+    moment_of = {"e": microseconds[0], "n": microseconds[1]}
+    at, next_at = (m.format(microseconds=moment_of) for m in (pairs.at, pairs.next_at))
 
     def spent_in(status: str) -> str:
         kinds = ", ".join(f"'{t}'" for t, then in vocabulary.STATUS_AFTER.items() if then == status)
-        spans = f"SUM(CASE WHEN type IN ({kinds}) THEN next_at - at END)"
-        return moments.whole_seconds.format(f"COALESCE({spans}, {moments.no_time})")
+        spans = f"SUM({next_at} - {at}) FILTER (WHERE {pairs.type} IN ({kinds}))"
+        return pairs.whole_seconds.format(f"COALESCE({spans}, {pairs.no_time})")
 
-    closed_at = f"MAX(CASE WHEN type = '{vocabulary.CLOSE}' THEN at END)"
-    opened_at = f"MIN(CASE WHEN type = '{vocabulary.START}' THEN at END)"
-    # SQLite would compute a subquery's column again at each use: the days are computed
-    # where they are used, from the moments computed before the window.
-    day, next_day = moments.first_midnight.format("at"), moments.first_midnight.format("next_at")
-    crossing = f"CASE WHEN {next_day} <> {day} THEN type || ' ' || {day} || ' ' || {next_day} END"
+    day, next_day = pairs.first_midnight.format(at), pairs.first_midnight.format(next_at)
+    crossing = f"{pairs.type} || ' ' || {day} || ' ' || {next_day}"
     alive = _ALIVE.format(
         started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
     )
     return _FLOW_FOLDS.format(
-        closed_at=moments.microseconds.format(closed_at),
-        cycle=moments.whole_seconds.format(f"({closed_at} - {opened_at})"),
-        close=vocabulary.CLOSE,
-        done=vocabulary.DONE,
+        last_at=pairs.microseconds.format(f"MAX({at}) FILTER (WHERE {pairs.last})"),
+        type=pairs.type,
+        outcome=pairs.outcome,
+        last=pairs.last,
+        started_at=pairs.microseconds.format(
+            f"MIN({at}) FILTER (WHERE {pairs.type} = '{vocabulary.START}')"
+        ),
         blocked=spent_in(vocabulary.BLOCKED),
         review=spent_in(vocabulary.IN_REVIEW),
-        day=day,
-        crossings=_JOINED[vendor].format(crossing),
-        at=moments.at.format(at),
-        table=TABLE,
-        alive=alive,
+        crossings=pairs.joined.format(crossing)
+        + f" FILTER (WHERE {pairs.maybe_crossing} AND {next_day} <> {day})",
+        source=pairs.source.format(alive=alive),
     )
 
 
@@ -873,20 +896,26 @@ def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tupl
     - the changes to how many sessions are in each status at midnights: (event type, day
       number since 1970-01-01, change).
     """
-    sql = _flow_folds_sql(connection.vendor, _microseconds())
+    microseconds = (_microseconds("e.timestamp"), _microseconds("n.timestamp"))
+    sql = _flow_folds_sql(connection.vendor, microseconds)
     start, end = _epoch_microseconds(since), _epoch_microseconds(until)
     closed, changes = [], Counter()
     with connection.cursor() as cursor:
         cursor.execute(sql, [moment_param(until), moment_param(since)])
         rows = cursor.fetchall()
-    for closed_at, cycle, outcome, blocked, review, *_, crossings in rows:
-        if closed_at is not None and start <= closed_at < end:
-            closed.append((closed_at // DAY_MICROSECONDS, outcome, cycle, blocked, review))
+    for last_at, last, outcome, started_at, blocked, review, crossings in rows:
+        if last == vocabulary.CLOSE and start <= last_at < end:
+            # As `metrics.metrics` counts a cycle: its seconds, truncated.
+            cycle = int((last_at - started_at) / 1_000_000)
+            closed.append(
+                (last_at // DAY_MICROSECONDS, outcome or vocabulary.DONE, cycle, blocked, review)
+            )
+        # The last event's status counts from the first midnight at or after it.
+        changes[last, -(-last_at // DAY_MICROSECONDS)] += 1
         for entry in crossings.split(",") if crossings else ():
             kind, first, then = entry.split(" ")
             changes[kind, int(first)] += 1
             changes[kind, int(then)] -= 1
-    changes.update((last, last_day) for *_, last, last_day, _ in rows)
     return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
 
 
