@@ -100,6 +100,24 @@ def test_a_session_naming_a_plan_is_refused_when_the_plan_is_not_there(tmp_path)
 
 
 @pytest.mark.django_db
+def test_a_dry_run_checks_a_session_against_a_plan_of_the_same_run(tmp_path):
+    (tmp_path / "p.jsonl").write_text(
+        '{"type":"plan_create","timestamp":"2026-11-28T08:00:00Z","actor":"x",'
+        '"title":"P","nodes":[{"key":"a","title":"A"}]}\n'
+    )
+    for name, node in (("on-a", "a"), ("on-b", "b")):
+        (tmp_path / f"{name}.jsonl").write_text(
+            '{"type":"session_start","timestamp":"2026-11-28T09:00:00Z","actor":"x",'
+            f'"title":"T","plan":"p","node":"{node}"}}\n'
+        )
+    error, stderr = import_logs(tmp_path, dry_run=True)
+    assert "on-a.jsonl" not in stderr
+    assert "on-b.jsonl:1:" in stderr and "'b'" in stderr
+    assert "1 file(s) refused" in str(error)
+    assert not Event.objects.exists()
+
+
+@pytest.mark.django_db
 def test_a_cycle_is_refused_naming_it(imported):
     _, stderr = import_logs(V2 / "invalid" / "plan-cycle.jsonl")
     assert "a → b → a" in stderr

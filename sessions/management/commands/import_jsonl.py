@@ -3,9 +3,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from sessions import plans
 from sessions.append import StreamMismatch, import_stream
 from sessions.jsonl import SUFFIX, LogError, decode_log, is_plan_file
 from sessions.reading import plan_nodes
+from sessions.vocabulary import PLAN_CREATE
 
 PROGRESS_EVERY = 100
 
@@ -43,7 +45,10 @@ class Command(BaseCommand):
         files.sort(key=lambda path: not is_plan_file(read_first_line(path)))
         # Each plan's nodes are read once a run, not once per session naming it: every
         # plan file is imported before the first session file, so none changes after.
-        self.plan_nodes = functools.cache(plan_nodes)
+        self.stored_plan_nodes = functools.cache(plan_nodes)
+        # A dry run writes no plan, so the sessions on a plan of this run are checked
+        # against the plan its file would have written.
+        self.planned = {}
         for number, path in enumerate(files, start=1):
             outcome = self.import_file(path, dry_run)
             counts[outcome] += 1
@@ -60,6 +65,8 @@ class Command(BaseCommand):
         try:
             session_id, records = decode_log(path.name, path.read_bytes(), self.plan_nodes)
             if dry_run:
+                if records and records[0].type == PLAN_CREATE:
+                    self.planned[session_id] = set(plans.graph_of(records).nodes)
                 return "valid"
             return "imported" if import_stream(session_id, records) else "unchanged"
         except LogError as exc:
@@ -70,3 +77,8 @@ class Command(BaseCommand):
         except OSError as exc:
             self.stderr.write(f"{path}: cannot read the file ({exc.strerror})")
         return "refused"
+
+    def plan_nodes(self, plan_id: str) -> set[str] | None:
+        if plan_id in self.planned:
+            return self.planned[plan_id]
+        return self.stored_plan_nodes(plan_id)
