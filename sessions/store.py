@@ -35,7 +35,6 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
 from . import vocabulary
-from .metrics import ClosedInWindow
 from .plans import NodeSession
 from .projections import EventRecord
 
@@ -776,12 +775,11 @@ DAY_MICROSECONDS = 86_400_000_000
 _SHIFT_DAYS = 720_000
 
 
-def _day_number(moment: str, ceiling: bool = False) -> str:
-    """SQL for the day number (since 1970-01-01) of a moment given in microseconds since
-    the epoch: of the midnight at or before it, or with `ceiling` of the first at or
-    after it."""
-    shift = _SHIFT_DAYS * DAY_MICROSECONDS + (DAY_MICROSECONDS - 1 if ceiling else 0)
-    return f"(({moment} + {shift}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
+def _first_midnight_from(moment: str) -> str:
+    """SQLite: the day number (since 1970-01-01) of the first UTC midnight at or after
+    `moment`, in microseconds since the epoch."""
+    shift = _SHIFT_DAYS * DAY_MICROSECONDS
+    return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
 
 
 class _Pairs(NamedTuple):
@@ -818,7 +816,7 @@ _PAIRS = {
         microseconds="{}",
         whole_seconds="CAST({} AS BIGINT) / 1000000",
         no_time="0",
-        first_midnight=_day_number("{}", ceiling=True),
+        first_midnight=_first_midnight_from("{}"),
         joined="group_concat({}, ',')",
     ),
     "postgresql": _Pairs(
@@ -845,19 +843,9 @@ _PAIRS = {
 # seconds blocked and in review, and its other events whose status outlasted a
 # midnight, as "type day next-day" (it counted from one day to the other), if any.
 _FLOW_FOLDS = (
-    "SELECT {last_at} AS last_at, MAX({type}) FILTER (WHERE {last}) AS last,"
-    " MAX({outcome}) FILTER (WHERE {last}) AS outcome, {started_at} AS started_at,"
-    " {blocked} AS blocked, {review} AS review, {crossings} AS crossings FROM {source}"
-)
-# The folds packed into one row of comma-separated lists: the closed sessions' whole
-# seconds from start to close (as `metrics.metrics` counts a cycle: truncated), blocked
-# and in review, and "day outcome" of each close; every session's "type day" of its last
-# event's first midnight; the midnight crossings. Handing Python 100,000 rows cost more
-# than all the packing.
-_FLOW_PACKED = (
-    "SELECT {cycles} FILTER (WHERE {closed}), {blocked} FILTER (WHERE {closed}),"
-    " {review} FILTER (WHERE {closed}), {closes} FILTER (WHERE {closed}), {lasts},"
-    " {crossings} FROM ({folds}) AS folds"
+    "SELECT {last_at}, MAX({type}) FILTER (WHERE {last}),"
+    " MAX({outcome}) FILTER (WHERE {last}), {started_at}, {blocked}, {review}, {crossings}"
+    " FROM {source}"
 )
 
 
@@ -875,9 +863,9 @@ def _flow_folds_sql(vendor: str, microseconds: tuple[str, str]) -> str:
     day, next_day = pairs.first_midnight.format(at), pairs.first_midnight.format(next_at)
     crossing = f"{pairs.type} || ' ' || {day} || ' ' || {next_day}"
     alive = _ALIVE.format(
-        started_by=likely("s.timestamp < %(until)s"), closed_by=likely("c.timestamp < %(since)s")
+        started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
     )
-    folds = _FLOW_FOLDS.format(
+    return _FLOW_FOLDS.format(
         last_at=pairs.microseconds.format(f"MAX({at}) FILTER (WHERE {pairs.last})"),
         type=pairs.type,
         outcome=pairs.outcome,
@@ -892,20 +880,6 @@ def _flow_folds_sql(vendor: str, microseconds: tuple[str, str]) -> str:
         source=pairs.source.format(alive=alive),
     )
 
-    def listed(value: str) -> str:
-        return pairs.joined.format(f"CAST({value} AS TEXT)")
-
-    return _FLOW_PACKED.format(
-        cycles=listed("(last_at - started_at) / 1000000"),
-        blocked=listed("blocked"),
-        review=listed("review"),
-        closes=listed(f"{_day_number('last_at')} || ' ' || COALESCE(outcome, '{vocabulary.DONE}')"),
-        closed=f"last = '{vocabulary.CLOSE}' AND last_at >= %(first)s AND last_at < %(end)s",
-        lasts=listed(f"last || ' ' || {_day_number('last_at', ceiling=True)}"),
-        crossings=pairs.joined.format("crossings"),
-        folds=folds,
-    )
-
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -914,41 +888,35 @@ def _epoch_microseconds(moment: datetime) -> int:
     return (moment - EPOCH) // timedelta(microseconds=1)
 
 
-def flow_folds(since: datetime, until: datetime) -> tuple[ClosedInWindow, list[tuple]]:
-    """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`: the
-    sessions closed in it, and the changes to how many sessions are in each status at
-    midnights, as (event type, day number since 1970-01-01, change)."""
+def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tuple]]:
+    """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`:
+
+    - per session closed in it, (day number since 1970-01-01 of its close, outcome, whole
+      seconds from start to close, blocked and in review);
+    - the changes to how many sessions are in each status at midnights: (event type, day
+      number since 1970-01-01, change).
+    """
     microseconds = (_microseconds("e.timestamp"), _microseconds("n.timestamp"))
     sql = _flow_folds_sql(connection.vendor, microseconds)
-    params = {
-        "first": _epoch_microseconds(since),
-        "end": _epoch_microseconds(until),
-        "since": moment_param(since),
-        "until": moment_param(until),
-    }
+    start, end = _epoch_microseconds(since), _epoch_microseconds(until)
+    closed, changes = [], Counter()
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        cycles, blocked, review, closes, lasts, crossings = cursor.fetchone()
-    per_day = Counter()
-    for close, count in Counter(_listed(closes)).items():
-        day, outcome = close.split(" ")
-        per_day[int(day), outcome] = count
-    changes = Counter()
-    for last, count in Counter(_listed(lasts)).items():
-        kind, day = last.split(" ")
-        changes[kind, int(day)] += count
-    for crossing in _listed(crossings):
-        kind, first, then = crossing.split(" ")
-        changes[kind, int(first)] += 1
-        changes[kind, int(then)] -= 1
-    closed = ClosedInWindow(
-        per_day, *(list(map(int, _listed(values))) for values in (cycles, blocked, review))
-    )
+        cursor.execute(sql, [moment_param(until), moment_param(since)])
+        rows = cursor.fetchall()
+    for last_at, last, outcome, started_at, blocked, review, crossings in rows:
+        if last == vocabulary.CLOSE and start <= last_at < end:
+            # As `metrics.metrics` counts a cycle: its seconds, truncated.
+            cycle = int((last_at - started_at) / 1_000_000)
+            closed.append(
+                (last_at // DAY_MICROSECONDS, outcome or vocabulary.DONE, cycle, blocked, review)
+            )
+        # The last event's status counts from the first midnight at or after it.
+        changes[last, -(-last_at // DAY_MICROSECONDS)] += 1
+        for entry in crossings.split(",") if crossings else ():
+            kind, first, then = entry.split(" ")
+            changes[kind, int(first)] += 1
+            changes[kind, int(then)] -= 1
     return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
-
-
-def _listed(text: str | None) -> list[str]:
-    return text.split(",") if text else []
 
 
 def closed_before(moment: datetime) -> int:
