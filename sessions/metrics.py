@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time, timedelta
+from typing import NamedTuple
 
 from . import projections
 from .vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES, STATUS_AFTER
@@ -102,27 +103,32 @@ def metrics(
 EPOCH_DAY = date(1970, 1, 1)
 
 
+class ClosedInWindow(NamedTuple):
+    """The sessions closed in a window, folded: how many per (day number since
+    1970-01-01 of the close, outcome), and each one's whole seconds from start to close,
+    blocked and in review (for the percentiles)."""
+
+    per_day: Counter
+    cycle: list[int]
+    blocked: list[int]
+    review: list[int]
+
+
 def metrics_from_folds(
     since: datetime,
     until: datetime,
-    closed: Iterable[tuple],
+    closed: ClosedInWindow,
     status_changes: Iterable[tuple[str, int, int]],
     closed_before: int = 0,
 ) -> dict:
     """`metrics` from the folds a database computes over the same sessions, so that
-    their events need not be loaded (`store.flow_folds`):
-
-    - `closed`: per session closed in the window, (day number since 1970-01-01 of its
-      close, outcome, whole seconds from start to close, blocked and in review);
-    - `status_changes`: (event type, day number since 1970-01-01, change), where each
-      event counts +1 for the status it leaves from the first midnight at or after it,
-      and -1 from the first midnight at or after the next event of its stream.
+    their events need not be loaded (`store.flow_folds`): `closed`, and the
+    `status_changes` as (event type, day number since 1970-01-01, change), where each
+    event counts +1 for the status it leaves from the first midnight at or after it,
+    and -1 from the first midnight at or after the next event of its stream.
     """
-    closed = list(closed)
-    closed_per_day = Counter((day, outcome) for day, outcome, *_ in closed)
-    cycle, blocked, review = ([session[n] for session in closed] for n in (2, 3, 4))
     throughput: dict[str, dict[str, int]] = {}
-    for (day, outcome), count in closed_per_day.items():
+    for (day, outcome), count in closed.per_day.items():
         label = (EPOCH_DAY + timedelta(days=day)).isoformat()
         throughput.setdefault(label, dict.fromkeys(OUTCOMES, 0))[outcome] = count
     days = midnights(since, until)
@@ -138,4 +144,4 @@ def metrics_from_folds(
             counts[changes[index][1]] += changes[index][2]
             index += 1
         flow[day] = dict(counts)
-    return _metrics_of(since, until, throughput, cycle, blocked, review, flow)
+    return _metrics_of(since, until, throughput, closed.cycle, closed.blocked, closed.review, flow)

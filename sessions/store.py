@@ -35,6 +35,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
 from . import vocabulary
+from .metrics import ClosedInWindow
 from .plans import NodeSession
 from .projections import EventRecord
 
@@ -888,34 +889,33 @@ def _epoch_microseconds(moment: datetime) -> int:
     return (moment - EPOCH) // timedelta(microseconds=1)
 
 
-def flow_folds(since: datetime, until: datetime) -> tuple[list[tuple], list[tuple]]:
-    """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`:
-
-    - per session closed in it, (day number since 1970-01-01 of its close, outcome, whole
-      seconds from start to close, blocked and in review);
-    - the changes to how many sessions are in each status at midnights: (event type, day
-      number since 1970-01-01, change).
-    """
+def flow_folds(since: datetime, until: datetime) -> tuple[ClosedInWindow, list[tuple]]:
+    """The folds `metrics.metrics_from_folds` takes, for the window `[since, until)`: the
+    sessions closed in it, and the changes to how many sessions are in each status at
+    midnights, as (event type, day number since 1970-01-01, change)."""
     microseconds = (_microseconds("e.timestamp"), _microseconds("n.timestamp"))
     sql = _flow_folds_sql(connection.vendor, microseconds)
     start, end = _epoch_microseconds(since), _epoch_microseconds(until)
-    closed, changes = [], Counter()
     with connection.cursor() as cursor:
         cursor.execute(sql, [moment_param(until), moment_param(since)])
         rows = cursor.fetchall()
+    closings, cycle, blocked_times, review_times, lasts = [], [], [], [], []
+    changes = Counter()
     for last_at, last, outcome, started_at, blocked, review, crossings in rows:
         if last == vocabulary.CLOSE and start <= last_at < end:
+            closings.append((last_at // DAY_MICROSECONDS, outcome or vocabulary.DONE))
             # As `metrics.metrics` counts a cycle: its seconds, truncated.
-            cycle = int((last_at - started_at) / 1_000_000)
-            closed.append(
-                (last_at // DAY_MICROSECONDS, outcome or vocabulary.DONE, cycle, blocked, review)
-            )
+            cycle.append(int((last_at - started_at) / 1_000_000))
+            blocked_times.append(blocked)
+            review_times.append(review)
         # The last event's status counts from the first midnight at or after it.
-        changes[last, -(-last_at // DAY_MICROSECONDS)] += 1
+        lasts.append((last, -(-last_at // DAY_MICROSECONDS)))
         for entry in crossings.split(",") if crossings else ():
             kind, first, then = entry.split(" ")
             changes[kind, int(first)] += 1
             changes[kind, int(then)] -= 1
+    changes.update(lasts)
+    closed = ClosedInWindow(Counter(closings), cycle, blocked_times, review_times)
     return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
 
 
