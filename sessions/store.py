@@ -353,24 +353,34 @@ _LAST_UNBLOCK = (
     f"COALESCE((SELECT seq FROM {TABLE} WHERE session = %s AND type = '{vocabulary.UNBLOCK}'"
     " ORDER BY seq DESC LIMIT 1), 0)"
 )
-_VIEW_EVENTS_SQL = " UNION ALL ".join(
-    [
-        f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
-        _LATEST.format(where="", limit="1", name="last_event"),
-        _LATEST.format(where=" AND note IS NOT NULL", limit="1", name="last_note"),
-        _LATEST.format(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
-        _LATEST.format(where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"),
-        _LATEST.format(
-            where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
-            limit="%s",
-            name="open_blocks",
-        ),
-        # The first open block: where the blocked run began (attention's `since`).
-        f"SELECT * FROM (SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
-        f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
-        " ORDER BY seq LIMIT 1) AS first_open_block",
-    ]
-)
+
+
+@functools.cache
+def _view_events_sql(shown_blocks: int) -> str:
+    # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
+    # every new binding of its LIMIT (5x this statement's cost).
+    return " UNION ALL ".join(
+        [
+            f"SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
+            _LATEST.format(where="", limit="1", name="last_event"),
+            _LATEST.format(where=" AND note IS NOT NULL", limit="1", name="last_note"),
+            _LATEST.format(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"
+            ),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
+                limit=int(shown_blocks),
+                name="open_blocks",
+            ),
+            # The first open block: where the blocked run began (attention's `since`).
+            f"SELECT * FROM (SELECT {_RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+            f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
+            " ORDER BY seq LIMIT 1) AS first_open_block",
+        ]
+    )
+
+
 _OPEN_BLOCKS_SQL = (
     f"SELECT COUNT(*) FROM {TABLE} WHERE session = %s AND type = '{vocabulary.BLOCK}'"
     f" AND seq > {_LAST_UNBLOCK}"
@@ -381,7 +391,7 @@ def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord],
     """The events a session's view depends on, oldest first, and how many blocks are
     open (both empty for no such session): a view costs the same at any stream length.
     The open blocks are counted in SQL only when there may be more than were read."""
-    rows = run_prepared(_VIEW_EVENTS_SQL, [stream] * 7 + [shown_blocks] + [stream] * 2)
+    rows = run_prepared(_view_events_sql(shown_blocks), [stream] * 9)
     records = {record.seq: record for record in records_from_rows(rows)}
     events = [records[seq] for seq in sorted(records)]
     unblocked = max((e.seq for e in events if e.type == vocabulary.UNBLOCK), default=0)
@@ -557,6 +567,10 @@ _LIKELY = {"sqlite": "likelihood({}, 0.99)", "postgresql": "{}"}
 def likely(condition: str) -> str:
     """`condition`, marked for the planner as true for nearly every row."""
     return _LIKELY[connection.vendor].format(condition)
+
+
+# A column whose terms must not choose the index (SQLite's unary plus).
+_NOT_BY_INDEX = {"sqlite": "+{}", "postgresql": "{}"}
 
 
 def json_array_rows() -> str:
@@ -776,11 +790,12 @@ DAY_MICROSECONDS = 86_400_000_000
 _SHIFT_DAYS = 720_000
 
 
-def _first_midnight_from(moment: str) -> str:
-    """SQLite: the day number (since 1970-01-01) of the first UTC midnight at or after
-    `moment`, in microseconds since the epoch."""
-    shift = _SHIFT_DAYS * DAY_MICROSECONDS
-    return f"(({moment} + {shift + DAY_MICROSECONDS - 1}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
+def _day_number(moment: str, ceiling: bool = False) -> str:
+    """SQL for the day number (since 1970-01-01) of a moment given in microseconds since
+    the epoch: of the midnight at or before it, or with `ceiling` of the first at or
+    after it."""
+    shift = _SHIFT_DAYS * DAY_MICROSECONDS + (DAY_MICROSECONDS - 1 if ceiling else 0)
+    return f"(({moment} + {shift}) / {DAY_MICROSECONDS} - {_SHIFT_DAYS})"
 
 
 class _Pairs(NamedTuple):
@@ -817,7 +832,7 @@ _PAIRS = {
         microseconds="{}",
         whole_seconds="CAST({} AS BIGINT) / 1000000",
         no_time="0",
-        first_midnight=_first_midnight_from("{}"),
+        first_midnight=_day_number("{}", ceiling=True),
         joined="group_concat({}, ',')",
     ),
     "postgresql": _Pairs(
@@ -844,9 +859,19 @@ _PAIRS = {
 # seconds blocked and in review, and its other events whose status outlasted a
 # midnight, as "type day next-day" (it counted from one day to the other), if any.
 _FLOW_FOLDS = (
-    "SELECT {last_at}, MAX({type}) FILTER (WHERE {last}),"
-    " MAX({outcome}) FILTER (WHERE {last}), {started_at}, {blocked}, {review}, {crossings}"
-    " FROM {source}"
+    "SELECT {last_at} AS last_at, MAX({type}) FILTER (WHERE {last}) AS last,"
+    " MAX({outcome}) FILTER (WHERE {last}) AS outcome, {started_at} AS started_at,"
+    " {blocked} AS blocked, {review} AS review, {crossings} AS crossings FROM {source}"
+)
+# The folds packed into one row of comma-separated lists: the closed sessions' whole
+# seconds from start to close (as `metrics.metrics` counts a cycle: truncated), blocked
+# and in review, and "day outcome" of each close; every session's "type day" of its last
+# event's first midnight; the midnight crossings. Handing Python 100,000 rows cost more
+# than all the packing.
+_FLOW_PACKED = (
+    "SELECT {cycles} FILTER (WHERE {closed}), {blocked} FILTER (WHERE {closed}),"
+    " {review} FILTER (WHERE {closed}), {closes} FILTER (WHERE {closed}), {lasts},"
+    " {crossings} FROM ({folds}) AS folds"
 )
 
 
@@ -864,9 +889,11 @@ def _flow_folds_sql(vendor: str, microseconds: tuple[str, str]) -> str:
     day, next_day = pairs.first_midnight.format(at), pairs.first_midnight.format(next_at)
     crossing = f"{pairs.type} || ' ' || {day} || ' ' || {next_day}"
     alive = _ALIVE.format(
-        started_by=likely("s.timestamp < %s"), closed_by=likely("c.timestamp < %s")
+        # SQLite 3.40 would otherwise walk every event by time to find the starts.
+        started_by=likely(_NOT_BY_INDEX[vendor].format("s.timestamp") + " < %(until)s"),
+        closed_by=likely("c.timestamp < %(since)s"),
     )
-    return _FLOW_FOLDS.format(
+    folds = _FLOW_FOLDS.format(
         last_at=pairs.microseconds.format(f"MAX({at}) FILTER (WHERE {pairs.last})"),
         type=pairs.type,
         outcome=pairs.outcome,
@@ -879,6 +906,20 @@ def _flow_folds_sql(vendor: str, microseconds: tuple[str, str]) -> str:
         crossings=pairs.joined.format(crossing)
         + f" FILTER (WHERE {pairs.maybe_crossing} AND {next_day} <> {day})",
         source=pairs.source.format(alive=alive),
+    )
+
+    def listed(value: str) -> str:
+        return pairs.joined.format(f"CAST({value} AS TEXT)")
+
+    return _FLOW_PACKED.format(
+        cycles=listed("(last_at - started_at) / 1000000"),
+        blocked=listed("blocked"),
+        review=listed("review"),
+        closes=listed(f"{_day_number('last_at')} || ' ' || COALESCE(outcome, '{vocabulary.DONE}')"),
+        closed=f"last = '{vocabulary.CLOSE}' AND last_at >= %(first)s AND last_at < %(end)s",
+        lasts=listed(f"last || ' ' || {_day_number('last_at', ceiling=True)}"),
+        crossings=pairs.joined.format("crossings"),
+        folds=folds,
     )
 
 
@@ -895,28 +936,35 @@ def flow_folds(since: datetime, until: datetime) -> tuple[ClosedInWindow, list[t
     midnights, as (event type, day number since 1970-01-01, change)."""
     microseconds = (_microseconds("e.timestamp"), _microseconds("n.timestamp"))
     sql = _flow_folds_sql(connection.vendor, microseconds)
-    start, end = _epoch_microseconds(since), _epoch_microseconds(until)
+    params = {
+        "first": _epoch_microseconds(since),
+        "end": _epoch_microseconds(until),
+        "since": moment_param(since),
+        "until": moment_param(until),
+    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, [moment_param(until), moment_param(since)])
-        rows = cursor.fetchall()
-    closings, cycle, blocked_times, review_times, lasts = [], [], [], [], []
+        cursor.execute(sql, params)
+        cycles, blocked, review, closes, lasts, crossings = cursor.fetchone()
+    per_day = Counter()
+    for close, count in Counter(_listed(closes)).items():
+        day, outcome = close.split(" ")
+        per_day[int(day), outcome] = count
     changes = Counter()
-    for last_at, last, outcome, started_at, blocked, review, crossings in rows:
-        if last == vocabulary.CLOSE and start <= last_at < end:
-            closings.append((last_at // DAY_MICROSECONDS, outcome or vocabulary.DONE))
-            # As `metrics.metrics` counts a cycle: its seconds, truncated.
-            cycle.append(int((last_at - started_at) / 1_000_000))
-            blocked_times.append(blocked)
-            review_times.append(review)
-        # The last event's status counts from the first midnight at or after it.
-        lasts.append((last, -(-last_at // DAY_MICROSECONDS)))
-        for entry in crossings.split(",") if crossings else ():
-            kind, first, then = entry.split(" ")
-            changes[kind, int(first)] += 1
-            changes[kind, int(then)] -= 1
-    changes.update(lasts)
-    closed = ClosedInWindow(Counter(closings), cycle, blocked_times, review_times)
+    for last, count in Counter(_listed(lasts)).items():
+        kind, day = last.split(" ")
+        changes[kind, int(day)] += count
+    for crossing in _listed(crossings):
+        kind, first, then = crossing.split(" ")
+        changes[kind, int(first)] += 1
+        changes[kind, int(then)] -= 1
+    closed = ClosedInWindow(
+        per_day, *(list(map(int, _listed(values))) for values in (cycles, blocked, review))
+    )
     return closed, [(kind, day, change) for (kind, day), change in changes.items() if change]
+
+
+def _listed(text: str | None) -> list[str]:
+    return text.split(",") if text else []
 
 
 def closed_before(moment: datetime) -> int:

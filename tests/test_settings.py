@@ -1,10 +1,13 @@
 """Configuration from the environment, and production-mode safety."""
 
 import os
+import platform
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,3 +79,15 @@ def test_the_attention_thresholds_come_from_the_environment():
         REVIEW_ATTENTION_MINUTES="120",
     )
     assert result.stdout.split() == ["60", "120"]
+
+
+@pytest.mark.skipif(
+    not (sys.platform == "linux" and platform.machine() == "x86_64"),
+    reason="the pinned SQLite wheel is built for Linux x86-64 only",
+)
+def test_django_s_sqlite_is_the_pinned_wheel_s_not_the_system_s():
+    import pysqlite3.dbapi2
+    from django.db.backends.sqlite3 import base
+
+    assert base.Database is pysqlite3.dbapi2
+    assert base.Database.sqlite_version_info >= (3, 51)

@@ -55,7 +55,7 @@ def test_both_ways_of_reading_microseconds_on_sqlite_are_exact(way, alice):
     ]
     for n, moment in enumerate(moments):
         append_event(f"m{n}", START, {"title": "t"}, user=alice, now=moment)
-    sql = f"SELECT {store._MICROSECONDS[way]} FROM tower_event ORDER BY session"
+    sql = f"SELECT {store._MICROSECONDS[way].format('timestamp')} FROM tower_event ORDER BY session"
     with connection.cursor() as cursor:
         cursor.execute(sql.replace("%%", "%"))
         read = [value for (value,) in cursor.fetchall()]
