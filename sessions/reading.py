@@ -63,15 +63,20 @@ def session_views(session_ids, now=None, limits=None, at=None):
         return _views_as_of(session_ids, at, limits)
     now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
-    short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
-    streams = store.read_streams(short) if short else {}
+    streams = _whole_streams(lengths)
     views = {
         session_id: project(session_id, events, now, limits)
         for session_id, events in streams.items()
     }
-    for session_id in lengths.keys() - set(short):
+    for session_id in lengths.keys() - streams.keys():
         views[session_id] = _long_view(session_id, now, limits)
     return views
+
+
+def _whole_streams(lengths):
+    """The streams among `lengths` ({id: length}) short enough to read whole, read."""
+    short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
+    return store.read_streams(short) if short else {}
 
 
 def _long_view(session_id, now, limits, view_events=None):
@@ -330,10 +335,9 @@ def attention_lines(last_events, at=None):
     keys = {i: (i, seq, last_events[i]) for i, seq in lengths.items()}
     with _lines_lock:
         lines = {i: _LINES[key] for i, key in keys.items() if key in _LINES}
-    missing = [i for i in keys if i not in lines]
-    short = [i for i in missing if lengths[i] <= WHOLE_STREAM_LIMIT]
-    streams = store.read_streams(short) if short else {}
-    for session_id in set(missing) - set(short):
+    missing = {i: length for i, length in lengths.items() if i not in lines}
+    streams = _whole_streams(missing)
+    for session_id in missing.keys() - streams.keys():
         streams[session_id] = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)[0]
     found = {i: projections.attention_line(i, events) for i, events in streams.items()}
     with _lines_lock:
