@@ -133,7 +133,7 @@ def ceiling(clients):
 def run(token, clients, prefix):
     from django.contrib.auth.models import User
 
-    from sessions.append import append_event
+    from sessions.rules.append import append_event
 
     user = User.objects.get(username="bench")
     sessions = [f"{prefix}{n}" for n in range(clients * SESSIONS_PER_CLIENT)]
@@ -193,7 +193,7 @@ def main(engine):
     setup_django(engine)
     from django.contrib.auth.models import User
 
-    from sessions.tokens import create_token
+    from sessions.rules.tokens import create_token
 
     _, token = create_token(User.objects.create_user("bench"), "bench")
     server = start_server(engine)

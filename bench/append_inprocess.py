@@ -19,8 +19,8 @@ def run(writers):
     from django.contrib.auth.models import User
     from django.db import connection
 
-    from sessions.append import append_event
     from sessions.models import Event
+    from sessions.rules.append import append_event
 
     user = User.objects.get(username="bench")
     prefix = f"w{writers}-"

@@ -33,8 +33,8 @@ if os.environ.get("BENCH_SCENARIOS"):
 def files_board_data(folder, now, threshold):
     """Board data the file-based way: read every log (a file does not say whether its
     session is open until it is replayed), replay it, keep the open sessions."""
-    from sessions import projections
-    from sessions.jsonl import decode_log
+    from sessions.domain import projections
+    from sessions.domain.jsonl import decode_log
 
     views = []
     for path in folder.iterdir():
@@ -47,7 +47,7 @@ def files_board_data(folder, now, threshold):
 
 def database_board_data(now, threshold):
     """The same views from the database: every open session's, as `Show all` loads them."""
-    from sessions import reading
+    from sessions.readmodels import reading
 
     ids = [session_id for session_id, *_ in reading.board_rows(None, None, now)]
     return list(reading.session_views(ids, now, threshold).values())
@@ -60,9 +60,9 @@ def measure(opened, closed):
     from django.test import Client
     from django.utils import timezone
 
-    from sessions import open_sessions, reading
-    from sessions.tokens import create_token
-    from sessions.views import page_version
+    from sessions.readmodels import open_sessions, reading
+    from sessions.rules.tokens import create_token
+    from sessions.web.views import page_version
 
     begin = time.perf_counter()
     seed(opened, closed)
@@ -104,7 +104,7 @@ def main(engine):
     from django.core.management import call_command
     from django.db import connections
 
-    from sessions import open_sessions
+    from sessions.readmodels import open_sessions
 
     rows, poll_rows, file_rows = [], [], []
     for opened, closed in SCENARIOS:

@@ -85,8 +85,8 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def session_events(session_id, owner, count, start, closed=False):
     """A realistic stream of `count` events: start, block/unblock pairs, reviews, close."""
+    from sessions.domain.vocabulary import BLOCK, CLOSE, REVIEW, START, UNBLOCK
     from sessions.models import Event
-    from sessions.vocabulary import BLOCK, CLOSE, REVIEW, START, UNBLOCK
 
     cycle = [
         (BLOCK, {"reason": "waiting for a review of the schema"}),

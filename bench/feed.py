@@ -25,8 +25,8 @@ def main(engine):
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from sessions import reading
     from sessions.models import Event
+    from sessions.readmodels import reading
 
     assert Event.objects.count() == 1_000_000
     deep = Event.objects.order_by("id").values_list("id", flat=True)[899_999]

@@ -29,9 +29,10 @@ def main(engine):
     from django.db import transaction
     from django.db.models import Max, Q
 
-    from sessions import store, tokens
+    from sessions import store
+    from sessions.domain.projections import EventRecord
     from sessions.models import ApiToken, Event
-    from sessions.projections import EventRecord
+    from sessions.rules import tokens
 
     fields = EventRecord._fields
     session = "o7"

@@ -98,7 +98,7 @@ def main(engine):
     seed(1, events_per_open=20)
     from django.contrib.auth.models import User
 
-    from sessions.tokens import create_token
+    from sessions.rules.tokens import create_token
 
     _, token = create_token(User.objects.create_user("bench"), "bench")
     server = start_server(engine)

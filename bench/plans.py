@@ -61,8 +61,8 @@ def agent(token, plan_id):
 
 
 def claim_race(token, user, plan_id):
-    from sessions.append import append_event
     from sessions.models import Event
+    from sessions.rules.append import append_event
 
     nodes = [{"key": f"n{i}", "title": f"Node {i}"} for i in range(CLAIM_NODES)]
     append_event(plan_id, "plan_create", {"title": plan_id, "nodes": nodes}, user=user)
@@ -86,7 +86,7 @@ def spread(values, unit=""):
 def claims(engine):
     from django.contrib.auth.models import User
 
-    from sessions.tokens import create_token
+    from sessions.rules.tokens import create_token
 
     user = User.objects.create_user("bench")
     _, token = create_token(user, "bench")
@@ -127,9 +127,9 @@ def big_plan(plan_id, events_per_session):
     node (9 closed as failed, the last done or, on the last layers, still running)."""
     from django.contrib.auth.models import User
 
-    from sessions.append import append_event
+    from sessions.domain.vocabulary import BLOCK, CLOSE, START, UNBLOCK
     from sessions.models import Event
-    from sessions.vocabulary import BLOCK, CLOSE, START, UNBLOCK
+    from sessions.rules.append import append_event
 
     nodes = []
     for i in range(500):
@@ -189,7 +189,7 @@ def plan_view(engine):
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from sessions import reading
+    from sessions.readmodels import reading
 
     out = []
     viewer = User.objects.create_user("viewer")

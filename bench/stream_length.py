@@ -25,8 +25,8 @@ RUNS, REQUESTS = 7, 20
 
 
 def stream(session_id, length):
-    from sessions.projections import EventRecord
-    from sessions.vocabulary import BLOCK, START, UNBLOCK
+    from sessions.domain.projections import EventRecord
+    from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
 
     events = [EventRecord(session_id, 1, START, T0, "bench", title="Long agent session")]
     for seq in range(2, length + 1):
@@ -52,9 +52,10 @@ def main(engine):
     from django.template.loader import render_to_string
     from django.test import Client, RequestFactory
 
-    from sessions import reading, views
-    from sessions.append import import_stream
-    from sessions.tokens import create_token
+    from sessions.readmodels import reading
+    from sessions.rules.append import import_stream
+    from sessions.rules.tokens import create_token
+    from sessions.web import views
 
     user = User.objects.create_user("bench")
     token = create_token(user, "bench")[1]

@@ -41,7 +41,7 @@ def boards(engine):
 
     from django.utils import timezone
 
-    from sessions import reading
+    from sessions.readmodels import reading
 
     finds_overdue = reading.needing_attention
 
@@ -119,7 +119,7 @@ def seed_metrics():
 
 def metrics_timing():
     """Run in a fresh process: the first call is cold."""
-    from sessions import reading
+    from sessions.readmodels import reading
 
     since, until = T0, T0 + timedelta(days=15)
     samples = []

@@ -55,8 +55,8 @@ def in_order_once(received, positions):
 
 
 def delivery_rate(engine, owner):
-    from sessions import webhooks
     from sessions.models import Event, Subscription
+    from sessions.webhooks import worker as webhooks
 
     positions = list(Event.objects.order_by("id").values_list("id", flat=True))
     rates, ordered = [], True
@@ -77,8 +77,8 @@ def delivery_rate(engine, owner):
 
 
 def lag_under_load(engine, owner, token):
-    from sessions import webhooks
     from sessions.models import Event
+    from sessions.webhooks import worker as webhooks
 
     lags, drains, rows_ok, runs = [], [], True, []
     server = start_server(engine)
@@ -122,7 +122,7 @@ def main(engine):
     seed(0, closed_sessions=BACKLOG_SESSIONS, events_per_closed=5)
     from django.contrib.auth.models import User
 
-    from sessions.tokens import create_token
+    from sessions.rules.tokens import create_token
 
     owner = User.objects.create_user("bench")
     _, token = create_token(owner, "bench")

@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.utils import timezone
 
-from . import identity
-from .models import ApiToken, Event
+from sessions.models import ApiToken, Event
+from sessions.rules import identity
 
 
 @admin.register(Event)

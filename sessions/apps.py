@@ -9,7 +9,8 @@ class TowerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import identity, webhooks
+        from sessions.rules import identity
+        from sessions.webhooks import worker as webhooks
 
         identity.connect()
         webhooks.connect()

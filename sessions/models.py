@@ -2,11 +2,9 @@
 and operational state kept beside it: board visits, webhook subscriptions and deliveries."""
 
 from django.conf import settings
-from django.core.exceptions import EmptyResultSet
 from django.db import models
 
-from . import store, vocabulary
-from .projections import EventRecord
+from sessions.domain import vocabulary
 
 
 class ImmutableEventError(Exception):
@@ -27,34 +25,6 @@ class EventQuerySet(models.QuerySet):
 
     def bulk_update(self, objs, fields, batch_size=None):
         raise ImmutableEventError("bulk_update()")
-
-    def _record_rows(self):
-        return self.order_by("session", "seq").values_list(*EventRecord._fields)
-
-    def records(self):
-        """The events as `EventRecord`s in stream order, without building model instances.
-
-        Runs the ORM's SQL on a plain cursor: Django's per-value converters were most of
-        the cost of loading a board's or an API response's streams.
-        """
-        try:
-            sql, params = self._record_rows().query.sql_with_params()
-        except EmptyResultSet:  # e.g. `session__in=[]`
-            return []
-        with store.reading_cursor(self.db) as cursor:
-            cursor.execute(sql, params)
-            return store.records_from_rows(cursor.fetchall())
-
-    def iter_records(self, chunk_size=2000):
-        """Like `records`, streamed from the database in chunks (for exports)."""
-        for row in self._record_rows().iterator(chunk_size=chunk_size):
-            yield from store.records_from_rows([row])
-
-
-class EventManager(models.Manager.from_queryset(EventQuerySet)):
-    def stream(self, session_id):
-        """One session's events as `EventRecord`s, in stream order."""
-        return store.read_stream(session_id, self.db)
 
 
 class Event(models.Model):
@@ -83,7 +53,7 @@ class Event(models.Model):
     retire = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=255, null=True, blank=True)
 
-    objects = EventManager()
+    objects = EventQuerySet.as_manager()
 
     class Meta:
         ordering = ["session", "seq"]

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import api, mcp_tools, views
+from sessions.api import mcp as mcp_tools
+from sessions.api import routes as api
+from sessions.web import views
 
 SESSION = "<str:session_id>"
 PLAN = "<str:plan_id>"

@@ -18,9 +18,10 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection, transaction
 
-from sessions import open_sessions, plan_graphs, projections, time_spent, vocabulary
-from sessions.append import append_event
-from sessions.models import Event
+from sessions import store
+from sessions.domain import projections, vocabulary
+from sessions.readmodels import open_sessions, plan_graphs, time_spent
+from sessions.rules.append import append_event
 
 ROOT = Path(__file__).resolve().parent.parent
 # The suite's own copy of the contract's conformance cases, so that a clone tests alone;
@@ -37,7 +38,7 @@ def conformance_expected():
 
 def projected_status(session_id):
     """A stored session's status, by the pure projection of its stream."""
-    return projections.status(Event.objects.stream(session_id))
+    return projections.status(store.read_stream(session_id))
 
 
 def conformance_now():
@@ -148,7 +149,7 @@ def api(live_server):
 
 @pytest.fixture
 def token_for():
-    from sessions.tokens import create_token
+    from sessions.rules.tokens import create_token
 
     def make(user, name="test"):
         return create_token(user, name)[1]

@@ -3,9 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK
 from sessions.models import Event
-from sessions.vocabulary import BLOCK
+from sessions.rules.append import append_event
 
 
 @pytest.fixture

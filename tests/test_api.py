@@ -5,10 +5,10 @@ import urllib.parse
 
 import pytest
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, START
 from sessions.models import ApiToken, Event
-from sessions.tokens import digest
-from sessions.vocabulary import BLOCK, START
+from sessions.rules.append import append_event
+from sessions.rules.tokens import digest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

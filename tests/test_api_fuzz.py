@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.append import append_event
-from sessions.vocabulary import EVENT_TYPES, START
+from sessions.domain.vocabulary import EVENT_TYPES, START
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,15 +6,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions.append import (
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, REVIEW, START, UNBLOCK
+from sessions.models import Event
+from sessions.rules.append import (
     Conflict,
     Forbidden,
     InvalidEvent,
     UnknownSession,
     append_event,
 )
-from sessions.models import Event
-from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, REVIEW, START, UNBLOCK
 from tests.conftest import projected_status
 
 

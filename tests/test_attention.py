@@ -6,9 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions import reading, store
-from sessions.append import append_event
-from sessions.vocabulary import BLOCK, REVIEW, START, UNBLOCK
+from sessions import store
+from sessions.domain.vocabulary import BLOCK, REVIEW, START, UNBLOCK
+from sessions.readmodels import reading
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,11 @@ import pytest
 from django.db import OperationalError
 from django.urls import reverse
 
-from sessions import views, vocabulary
-from sessions.append import Conflict, append_event
+from sessions.domain import vocabulary
+from sessions.domain.vocabulary import BLOCK, UNBLOCK
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, UNBLOCK
+from sessions.rules.append import Conflict, append_event
+from sessions.web import views
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def test_the_session_page_shows_one_page_of_the_timeline_with_a_link_to_earlier(
 def test_a_view_lists_the_latest_blockers_and_counts_them_all(
     api, started, alice, token_for, monkeypatch
 ):
-    monkeypatch.setattr("sessions.projections.MAX_BLOCKERS_SHOWN", 2)
+    monkeypatch.setattr("sessions.domain.projections.MAX_BLOCKERS_SHOWN", 2)
     grow(started, alice, 5)
     view = api("GET", f"/api/sessions/{started}", token=token_for(alice)).json()
     assert [b["reason"] for b in view["blockers"]] == ["blocker 3", "blocker 4"]
@@ -49,7 +50,7 @@ def test_a_view_lists_the_latest_blockers_and_counts_them_all(
 
 
 def test_the_card_says_how_many_blockers_are_not_shown(alice_client, started, alice, monkeypatch):
-    monkeypatch.setattr("sessions.projections.MAX_BLOCKERS_SHOWN", 2)
+    monkeypatch.setattr("sessions.domain.projections.MAX_BLOCKERS_SHOWN", 2)
     grow(started, alice, 5)
     assert "and 5 open in all" in alice_client.get("/").content.decode()
 

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from sessions.models import ApiToken
-from sessions.tokens import user_for_token
+from sessions.rules.tokens import user_for_token
 
 
 def run(*args):

@@ -9,10 +9,10 @@ from django.db import connection
 from django.utils import timezone
 
 from sessions import store
-from sessions.append import Conflict, append_event
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, START
 from sessions.models import Event
-from sessions.projections import EventRecord
-from sessions.vocabulary import PLAN_AMEND, PLAN_CREATE, START
+from sessions.rules.append import Conflict, append_event
 from tests.workers import append_blocks, process_main
 
 pytestmark = pytest.mark.django_db(transaction=True)

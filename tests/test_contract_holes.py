@@ -3,9 +3,9 @@ reproduced over real HTTP: every one is now a clear 4xx that writes nothing."""
 
 import pytest
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, START
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, START
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

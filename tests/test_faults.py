@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from sessions import vocabulary
+from sessions.domain import vocabulary
 from sessions.models import Event
 from tests.conftest import Gunicorn, http_request
 

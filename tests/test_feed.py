@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from sessions import reading
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+from sessions.readmodels import reading
+from sessions.rules.append import append_event
 from tests.conftest import committing_late
 
 pytestmark = pytest.mark.django_db(transaction=True)

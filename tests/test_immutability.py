@@ -4,10 +4,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from sessions.append import append_event
-from sessions.identity import IdentityInUse
+from sessions.domain.vocabulary import BLOCK
 from sessions.models import Event, ImmutableEventError
-from sessions.vocabulary import BLOCK
+from sessions.rules.append import append_event
+from sessions.rules.identity import IdentityInUse
 
 
 @pytest.fixture

@@ -10,12 +10,10 @@ from django.core.management import CommandError, call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions import jsonl
-from sessions.append import append_event
-from sessions.jsonl import LogError, decode_log, encode_log
-from sessions.models import Event
-from sessions.projections import EventRecord
-from sessions.vocabulary import (
+from sessions.domain import jsonl
+from sessions.domain.jsonl import LogError, decode_log, encode_log
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import (
     ALLOWED_FROM,
     BLOCK,
     CLOSE,
@@ -25,6 +23,8 @@ from sessions.vocabulary import (
     UNBLOCK,
     text_pattern,
 )
+from sessions.models import Event
+from sessions.rules.append import append_event
 from tests.conftest import CONFORMANCE, conformance_expected
 
 DEMO = Path(__file__).resolve().parent.parent / "demo"
@@ -361,7 +361,7 @@ def test_export_over_a_folder_in_the_way_fails_clearly(tmp_path, started):
 
 
 def test_a_file_longer_than_a_stream_may_be_is_refused(monkeypatch):
-    monkeypatch.setattr("sessions.vocabulary.MAX_STREAM_EVENTS", 2)
+    monkeypatch.setattr("sessions.domain.vocabulary.MAX_STREAM_EVENTS", 2)
     lines = log_line("2026-11-29T09:00:00Z") + (
         '{"seq":2,"type":"session_block","timestamp":"2026-11-29T09:01:00Z","actor":"a",'
         '"reason":"r"}\n{"seq":3,"type":"session_unblock","timestamp":"2026-11-29T09:02:00Z",'

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import START
 from sessions.models import Event
-from sessions.vocabulary import START
+from sessions.rules.append import append_event
 from tests.conftest import http_request
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,9 +8,11 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions import metrics, reading, store
+from sessions import store
+from sessions.domain import metrics
+from sessions.domain.vocabulary import ALLOWED_FROM, OUTCOMES, STATUS_AFTER
 from sessions.models import Event
-from sessions.vocabulary import ALLOWED_FROM, OUTCOMES, STATUS_AFTER
+from sessions.readmodels import reading
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ picker that re-shows its errors."""
 
 import pytest
 
-from sessions import charts
+from sessions.web import charts
 from tests.test_jsonl import import_logs
 from tests.test_plan_conformance import V2, v2_expected
 

@@ -10,10 +10,10 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from sessions import open_sessions, reading
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, CLOSE, START, UNBLOCK
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, CLOSE, START, UNBLOCK
+from sessions.readmodels import open_sessions, reading
+from sessions.rules.append import append_event
 from tests.conftest import CONFORMANCE, committing_late, conformance_expected, projected_status
 
 # Real commits: PostgreSQL's watermark only moves past transactions that have ended.

@@ -5,9 +5,11 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from sessions import plan_graphs, plans, store
-from sessions.append import append_event
-from sessions.vocabulary import PLAN_AMEND, PLAN_CREATE, START
+from sessions import store
+from sessions.domain import plans
+from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, START
+from sessions.readmodels import plan_graphs
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

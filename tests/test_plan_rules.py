@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions import jsonl, plans
-from sessions.projections import EventRecord
-from sessions.vocabulary import DONE, OUTCOMES, PLAN_AMEND, PLAN_CREATE
+from sessions.domain import jsonl, plans
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import DONE, OUTCOMES, PLAN_AMEND, PLAN_CREATE
 from tests.test_plan_conformance import PLANS, V2, v2_expected
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)

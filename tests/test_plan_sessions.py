@@ -9,10 +9,12 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.test.utils import CaptureQueriesContext
 
-from sessions import plan_graphs, plan_sessions, plans, store
-from sessions.append import append_event, claim_next
+from sessions import store
+from sessions.domain import plans
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
-from sessions.vocabulary import CLOSE, PLAN_CREATE, START
+from sessions.readmodels import plan_graphs, plan_sessions
+from sessions.rules.append import append_event, claim_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,9 +6,9 @@ from threading import Barrier
 
 import pytest
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
-from sessions.vocabulary import CLOSE, PLAN_CREATE, START
+from sessions.rules.append import append_event
 from tests.conftest import http_request
 
 RELEASE = [
@@ -368,7 +368,7 @@ def test_a_repeated_claim_key_returns_the_first_claim(client, auth, plan):
 
 @pytest.mark.django_db
 def test_a_claim_refuses_a_key_it_could_not_store(alice, plan):
-    from sessions.append import InvalidEvent, claim_next
+    from sessions.rules.append import InvalidEvent, claim_next
 
     with pytest.raises(InvalidEvent) as refused:
         claim_next("rel", user=alice, idempotency_key="k" * 256)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions import jsonl, projections
-from sessions.projections import EventRecord
-from sessions.vocabulary import (
+from sessions.domain import jsonl, projections
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import (
     ACTIVE,
     BLOCK,
     BLOCKED,

@@ -5,9 +5,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from sessions import plan_graphs, plan_sessions, store
-from sessions.append import append_event
-from sessions.vocabulary import PLAN_CREATE
+from sessions import store
+from sessions.domain.vocabulary import PLAN_CREATE
+from sessions.readmodels import plan_graphs, plan_sessions
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db(transaction=True)  # real transactions, no savepoints
 

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from sessions import reading
-from sessions.models import Event
+from sessions import store
+from sessions.readmodels import reading
 from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 LOGS = sorted(conformance_expected()["sessions"])
@@ -26,7 +26,7 @@ def test_board_rows_give_each_session_its_projected_status(conformance_sessions)
     assert {session_id for session_id, *_ in rows} == set(LOGS)
     for session_id, status, last_at in rows:
         assert status == projected_status(session_id)
-        assert last_at == Event.objects.stream(session_id)[-1].timestamp
+        assert last_at == store.read_stream(session_id)[-1].timestamp
 
 
 @pytest.mark.parametrize("status", ["active", "blocked", "in_review", "closed"])
@@ -40,7 +40,7 @@ def test_the_session_view_of_an_unknown_session_is_none(db):
 
 
 def test_the_version_changes_exactly_when_an_event_is_appended(conformance_sessions, alice):
-    from sessions.append import append_event
+    from sessions.rules.append import append_event
 
     before = reading.version()
     assert reading.version() == before

@@ -4,7 +4,8 @@ that retries needs no health check of its connection first."""
 import pytest
 from django.db import OperationalError, connection, connections
 
-from sessions import retry, store
+from sessions import store
+from sessions.store import connections as retry
 
 
 @pytest.fixture(autouse=True)

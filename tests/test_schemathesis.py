@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions.append import append_event
-from sessions.vocabulary import START
+from sessions.domain.vocabulary import START
+from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent

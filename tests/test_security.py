@@ -4,10 +4,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import START
 from sessions.models import ApiToken, Event
-from sessions.tokens import create_token
-from sessions.vocabulary import START
+from sessions.rules.append import append_event
+from sessions.rules.tokens import create_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 
 from sessions import store
-from sessions.append import append_event
-from sessions.vocabulary import BLOCK, START
+from sessions.domain.vocabulary import BLOCK, START
+from sessions.rules.append import append_event
+from sessions.store import database
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,7 +56,8 @@ def test_both_ways_of_reading_microseconds_on_sqlite_are_exact(way, alice):
     ]
     for n, moment in enumerate(moments):
         append_event(f"m{n}", START, {"title": "t"}, user=alice, now=moment)
-    sql = f"SELECT {store._MICROSECONDS[way].format('timestamp')} FROM tower_event ORDER BY session"
+    column = database.MICROSECONDS_SQL[way].format("timestamp")
+    sql = f"SELECT {column} FROM tower_event ORDER BY session"
     with connection.cursor() as cursor:
         cursor.execute(sql.replace("%%", "%"))
         read = [value for (value,) in cursor.fetchall()]

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessions import jsonl, metrics, plans, projections
-from sessions.jsonl import parse_timestamp
+from sessions.domain import jsonl, metrics, plans, projections
+from sessions.domain.jsonl import parse_timestamp
 from tests.test_plan_conformance import V2, v2_expected
 from tests.test_plan_rules import decoded, v2_node_sessions
 

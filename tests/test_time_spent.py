@@ -7,10 +7,11 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from sessions import store, time_spent
-from sessions.append import append_event, import_stream
-from sessions.projections import EventRecord
-from sessions.vocabulary import BLOCK, START, UNBLOCK
+from sessions import store
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
+from sessions.readmodels import time_spent
+from sessions.rules.append import append_event, import_stream
 from tests.conftest import spans
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sessions.models import ApiToken
-from sessions.tokens import create_token, digest
+from sessions.rules.tokens import create_token, digest
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions import projections, store
-from sessions.append import import_stream
-from sessions.projections import EventRecord, view_events, view_events_after
-from sessions.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER
+from sessions import store
+from sessions.domain import projections
+from sessions.domain.projections import EventRecord, view_events, view_events_after
+from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER
+from sessions.rules.append import import_stream
 from tests.conftest import spans
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
@@ -108,8 +109,8 @@ def test_no_session_has_no_view_events():
 
 @pytest.mark.django_db
 def test_a_long_stream_on_a_page_of_views_is_read_by_its_view_events(alice, monkeypatch):
-    from sessions import reading
-    from sessions.append import append_event
+    from sessions.readmodels import reading
+    from sessions.rules.append import append_event
 
     monkeypatch.setattr(reading, "WHOLE_STREAM_LIMIT", 3)
     append_event("short", START, {"title": "short"}, user=alice)

@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions import visits
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, START
 from sessions.models import BoardVisit, Event
-from sessions.vocabulary import BLOCK, START
+from sessions.rules.append import append_event
+from sessions.store import visits
 
 pytestmark = pytest.mark.django_db
 

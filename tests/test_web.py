@@ -7,10 +7,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, CLOSE, START
 from sessions.models import Event
-from sessions.views import page_version
-from sessions.vocabulary import BLOCK, CLOSE, START
+from sessions.rules.append import append_event
+from sessions.web.views import page_version
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -15,11 +15,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions import open_sessions, webhooks
-from sessions.append import append_event
+from sessions.domain.projections import EventRecord
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Delivery, Event, Subscription
-from sessions.projections import EventRecord
-from sessions.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+from sessions.readmodels import open_sessions
+from sessions.rules.append import append_event
+from sessions.webhooks import worker as webhooks
 from tests.conftest import ROOT, committing_late, process_env
 from tests.receiver import BlackHole, Receiver
 

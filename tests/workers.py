@@ -13,8 +13,8 @@ def append_blocks(username, session_id, reasons, expected_seq=None, barrier=None
     from django.contrib.auth.models import User
     from django.db import connection
 
-    from sessions.append import Conflict, append_event
-    from sessions.vocabulary import BLOCK
+    from sessions.domain.vocabulary import BLOCK
+    from sessions.rules.append import Conflict, append_event
 
     user = User.objects.get(username=username)
     if barrier is not None:

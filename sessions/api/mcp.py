@@ -33,8 +33,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic import TypeAdapter
 
-from . import schemas, vocabulary
-from .tokens import user_for_token
+from sessions.api import schemas
+from sessions.domain import vocabulary
+from sessions.rules.tokens import user_for_token
 
 PATH = "/mcp"
 

@@ -21,8 +21,11 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
-from . import jsonl, reading, schemas, vocabulary
-from .append import (
+from sessions import store
+from sessions.api import schemas
+from sessions.domain import jsonl, vocabulary
+from sessions.readmodels import reading
+from sessions.rules.append import (
     Conflict,
     Forbidden,
     InvalidEvent,
@@ -34,8 +37,8 @@ from .append import (
     new_session_id,
     status_of,
 )
-from .retry import DatabaseUnavailable, retrying, server_key
-from .tokens import user_for_token
+from sessions.rules.tokens import user_for_token
+from sessions.store.connections import DatabaseUnavailable, retrying, server_key
 
 # How each domain refusal is said over HTTP.
 STATUS_OF = {InvalidEvent: 400, Forbidden: 403, UnknownSession: 404, Conflict: 409}
@@ -362,9 +365,9 @@ def append(
     summary="A session's events, oldest first, a page at a time",
 )
 def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[schemas.EventPage]):
-    if not reading.exists(session_id):
+    if not store.session_exists(session_id):
         raise UnknownSession(session_id)
-    records = reading.events_page(session_id, page.after, page.limit + 1)
+    records = store.events_page(session_id, page.after, page.limit + 1)
     has_next, records = len(records) > page.limit, records[: page.limit]
     next_url = next_page(request, "after", records[-1].seq) if has_next else None
     return JsonResponse({"items": [schemas.event_json(e) for e in records], "next": next_url})

@@ -17,7 +17,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from . import jsonl, plans, vocabulary
+from sessions.domain import jsonl, plans, vocabulary
 
 _STRICT = ConfigDict(extra="forbid")
 

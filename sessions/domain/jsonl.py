@@ -7,8 +7,8 @@ leniencies DESIGN.md allows (import), refusing anything else with the file's lin
 import json
 from datetime import UTC, datetime
 
-from . import plans, vocabulary
-from .projections import EventRecord
+from sessions.domain import plans, vocabulary
+from sessions.domain.projections import EventRecord
 
 SUFFIX = ".jsonl"
 COMMON_KEYS = ("session", "seq", "type", "timestamp", "actor")

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time, timedelta
 from typing import NamedTuple
 
-from . import projections
-from .vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES, STATUS_AFTER
+from sessions.domain import projections
+from sessions.domain.vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES, STATUS_AFTER
 
 FLOW_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW, CLOSED)
 PERCENTILES = {"p50": 50, "p85": 85}

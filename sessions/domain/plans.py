@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import NamedTuple
 
-from .vocabulary import (
+from sessions.domain.vocabulary import (
     DONE,
     MAX_PLAN_KEYS,
     MAX_PLAN_NODES,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from .vocabulary import (
+from sessions.domain.vocabulary import (
     ACTIVE,
     BLOCK,
     BLOCKED,

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from . import store, vocabulary
+from sessions import store
+from sessions.domain import vocabulary
 
 
 @dataclass

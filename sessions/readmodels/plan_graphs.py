@@ -15,9 +15,10 @@ its events in the same transaction, but nothing depends on that). The least rece
 used plans are dropped beyond the bound of `GRAPHS`.
 """
 
-from . import plans, store, vocabulary
-from .kept import Kept
-from .projections import EventRecord
+from sessions import store
+from sessions.domain import plans, vocabulary
+from sessions.domain.projections import EventRecord
+from sessions.readmodels.kept import Kept
 
 _SEQ = EventRecord._fields.index("seq")
 

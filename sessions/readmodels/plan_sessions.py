@@ -26,9 +26,10 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from . import plans, store
-from .kept import Kept
-from .plans import NodeSession
+from sessions import store
+from sessions.domain import plans
+from sessions.domain.plans import NodeSession
+from sessions.readmodels.kept import Kept
 
 
 @dataclass(frozen=True)

@@ -7,30 +7,21 @@ event in SQL (the last transition wins); what is shown is always computed by
 `projections` from the loaded streams.
 """
 
-import json
 import threading
-from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Exists, Max, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import metrics as flow_metrics
-from . import open_sessions, plans, projections, store, time_spent, vocabulary
-from .models import Event
-
-# The types whose event, when last, leaves a session in each status.
-LAST_TYPES = {
-    status: [t for t, after in vocabulary.STATUS_AFTER.items() if after == status]
-    for status in vocabulary.STATUSES
-}
+from sessions import store
+from sessions.domain import metrics as flow_metrics
+from sessions.domain import plans, projections, vocabulary
+from sessions.readmodels import open_sessions, time_spent
 
 
 def version():
     """Changes exactly when an event is appended: the newest event's id."""
-    return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
+    return store.newest_position()
 
 
 def thresholds(stale_after=None, blocked_after=None, review_after=None):
@@ -60,7 +51,11 @@ def session_views(session_ids, now=None, limits=None, at=None):
     """Views of the given sessions that exist, keyed by id; as of `at`, if given, those
     that existed then, as they were."""
     if at is not None:
-        return _views_as_of(session_ids, at, limits)
+        return {
+            session_id: project(session_id, events, at, limits)
+            for session_id, events in store.streams_as_of(list(session_ids), at).items()
+            if events[0].type == vocabulary.START
+        }
     now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
     streams = _whole_streams(lengths)
@@ -123,7 +118,7 @@ def title(stream_id):
 
 def session_events(session_id):
     """One session's events as `EventRecord`s, oldest first; empty for no such session."""
-    events = Event.objects.stream(session_id)
+    events = store.read_stream(session_id)
     return events if events and events[0].type == vocabulary.START else []
 
 
@@ -171,47 +166,6 @@ def plan_nodes(plan_id):
     return set(plans.graph_of(events).nodes) if events else None
 
 
-def events_page(session_id, after, limit):
-    """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
-    have no gaps, so this is a range of them)."""
-    return Event.objects.filter(session=session_id, seq__gt=after, seq__lte=after + limit).records()
-
-
-def exists(session_id):
-    """Whether there is a session with this id (not a plan)."""
-    return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
-
-
-def starts(owner=None, text=None):
-    """Start rows, one per session, narrowed by owner and by text in the title or id."""
-    rows = Event.objects.filter(type=vocabulary.START)
-    if owner:
-        rows = rows.filter(actor=owner)
-    if text:
-        rows = rows.filter(Q(title__icontains=text) | Q(session__icontains=text))
-    return rows
-
-
-# Of the candidates below, only a session held by the model can have closed before the
-# cut-off, and only above the watermark (the model dropped the closes below it): so the
-# few closes above the watermark are looked up once, not one probe per candidate.
-_NOT_CLOSED_BEFORE = (
-    "tower_event.session NOT IN (SELECT session FROM tower_event"
-    f" WHERE type = '{vocabulary.CLOSE}' AND id > %s AND {{closed_before}})"
-)
-# Sessions that may be open or recently closed: those the open-sessions model holds (a
-# JSON array), those started above its watermark and never closed, those closed lately.
-# (One started at or below the watermark is held until the model sees its close.)
-_CANDIDATES = (
-    "tower_event.session IN ({held}"
-    f" UNION SELECT s.session FROM tower_event s WHERE s.type = '{vocabulary.START}'"
-    " AND s.id > %s AND NOT EXISTS (SELECT 1 FROM tower_event c"
-    f" WHERE c.type = '{vocabulary.CLOSE}' AND c.session = s.session)"
-    f" UNION SELECT session FROM tower_event WHERE type = '{vocabulary.CLOSE}'"
-    " AND timestamp >= %s)"
-)
-
-
 def board_rows(owner, text, closed_since, at=None):
     """(session id, status, last event's time) of every open session and of those closed
     since `closed_since`, newest activity first; as the board was at `at`, if given.
@@ -222,69 +176,9 @@ def board_rows(owner, text, closed_since, at=None):
     need their events loaded.
     """
     if at is not None:
-        return _board_rows_as_of(owner, text, at, closed_since)
+        return store.board_rows_as_of(owner, text, at, closed_since)
     held, watermark = open_sessions.below_watermark()
-    candidates = _CANDIDATES.format(held=store.json_array_rows())
-    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
-    rows = starts(owner, text).extra(
-        where=[
-            candidates,
-            _NOT_CLOSED_BEFORE.format(closed_before=store.likely("timestamp < %s")),
-        ],
-        params=[
-            json.dumps(list(held)),
-            watermark,
-            store.moment_param(closed_since),
-            watermark,
-            store.moment_param(closed_since),
-        ],
-    )
-    return _status_rows(rows, last)
-
-
-def _status_rows(start_rows, last):
-    """Start rows with their stream's last event (`last`, newest first, correlated on
-    the session) as (session id, status, last event's time), newest activity first."""
-    rows = (
-        start_rows.annotate(
-            last_type=Subquery(last.values("type")[:1]),
-            last_at=Subquery(last.values("timestamp")[:1]),
-        )
-        .order_by("-last_at", "session")
-        .values_list("session", "last_type", "last_at")
-    )
-    # Run as a hot statement (prepared on PostgreSQL, and read without Django's
-    # per-value converters: at 1,000 open sessions they were a third of the call).
-    sql, params = rows.query.sql_with_params()
-    return [
-        (session_id, vocabulary.STATUS_AFTER[kind], store.moment_read(last_at))
-        for session_id, kind, last_at in store.run_prepared(sql, params)
-    ]
-
-
-def _board_rows_as_of(owner, text, at, closed_since):
-    """`board_rows` as the board was at `at`: the sessions started by then and not closed
-    before `closed_since`, each with its status and last event as of `at`. History is
-    never rewritten, so this is exact; it reads every session started by `at` that was
-    not closed long before it (the open-sessions model knows only the present)."""
-    as_of = Event.objects.filter(session=OuterRef("session"), timestamp__lte=at).order_by("-seq")
-    closed_earlier = Event.objects.filter(
-        session=OuterRef("session"), type=vocabulary.CLOSE, timestamp__lt=closed_since
-    )
-    rows = starts(owner, text).filter(timestamp__lte=at).exclude(Exists(closed_earlier))
-    return _status_rows(rows, as_of)
-
-
-def _views_as_of(session_ids, at, limits):
-    """Views of the given sessions as they were at `at` (computed at `now = at`)."""
-    streams = defaultdict(list)
-    for record in Event.objects.filter(session__in=list(session_ids), timestamp__lte=at).records():
-        streams[record.session].append(record)
-    return {
-        session_id: project(session_id, events, at, limits)
-        for session_id, events in streams.items()
-        if events[0].type == vocabulary.START
-    }
+    return store.board_rows(owner, text, closed_since, held, watermark)
 
 
 def needing_attention(rows, now, limits, at=None):
@@ -348,55 +242,18 @@ def attention_lines(last_events, at=None):
     return {**lines, **found}
 
 
+# The feed -----------------------------------------------------------------------------
+
+
 def listing(
     owner=None, text=None, status=None, stale=None, attention=None, now=None, limits=None, at=None
 ):
-    """Session ids, newest activity first, narrowed as asked (a queryset to slice).
-
-    Walks events newest first and keeps each session's last one (no later event in its
-    stream), so a page costs the events it passes over, not the whole history: the last
-    event also gives the status filter (the last transition wins), the stale filter and
-    the attention filter. `stale` and `attention` (True or False) keep the sessions that
-    are, or are not, stale or in need of attention at `now` with `limits`, by the rules
-    of `projections.is_stale` and `projections.attention`. As of `at`, the same over the
-    events that had happened by then, with `now = at`.
-    """
+    """Session ids, newest activity first, narrowed as asked (a queryset to slice):
+    `store.listing` at `now` (default: the clock; as of `at`, `at`) with `limits`
+    (default: the settings')."""
     now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
-    happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
-    later = happened.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
-    # Session streams only: a plan's last event is a plan event.
-    tails = happened.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
-    if owner or text:
-        tails = tails.filter(session__in=starts(owner, text).values("session"))
-    if status is not None:
-        tails = tails.filter(type__in=LAST_TYPES[status])
-    quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
-    if stale is not None:
-        tails = tails.filter(quiet) if stale else tails.exclude(quiet)
-    if attention is not None:
-        # Blocked since the first block after the last unblock (the run's start).
-        last_unblock = (
-            happened.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
-            .order_by("-seq")
-            .values("seq")[:1]
-        )
-        early_block = Event.objects.filter(
-            session=OuterRef("session"),
-            type=vocabulary.BLOCK,
-            timestamp__lt=now - limits.blocked,
-            seq__gt=Coalesce(Subquery(last_unblock), 0),
-        )
-        needs = (
-            quiet
-            | Q(type=vocabulary.REVIEW, timestamp__lt=now - limits.review)
-            | Q(Exists(early_block), type=vocabulary.BLOCK)
-        )
-        tails = tails.filter(needs) if attention else tails.exclude(needs)
-    return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
-
-
-# The feed -----------------------------------------------------------------------------
+    return store.listing(owner, text, status, stale, attention, now, limits, at)
 
 
 def feed(after, limit, event_type=None, stream=None, plan=None):

@@ -20,9 +20,9 @@ from datetime import timedelta
 
 from django.db import connection
 
-from . import store
-from .kept import Kept
-from .projections import EventRecord
+from sessions import store
+from sessions.domain.projections import EventRecord
+from sessions.readmodels.kept import Kept
 
 
 @dataclass(frozen=True)

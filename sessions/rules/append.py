@@ -15,8 +15,10 @@ from datetime import datetime
 from django.db import IntegrityError
 from django.utils import timezone
 
-from . import plan_graphs, plan_sessions, plans, projections, store, time_spent, vocabulary
-from .projections import EventRecord
+from sessions import store
+from sessions.domain import plans, projections, vocabulary
+from sessions.domain.projections import EventRecord
+from sessions.readmodels import plan_graphs, plan_sessions, time_spent
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
 _ATTEMPTS = 20

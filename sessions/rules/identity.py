@@ -8,7 +8,7 @@ user can be deactivated, but not deleted or renamed. (A user who never acted may
 
 from django.contrib.auth import get_user_model
 
-from .models import Event
+from sessions.models import Event
 
 
 class IdentityInUse(Exception):

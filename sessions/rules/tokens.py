@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from .models import ApiToken
-from .store import aware_utc, run_prepared
+from sessions.models import ApiToken
+from sessions.store.database import aware_utc, run_prepared
 
 SCHEME = "ct_"
 PREFIX_LENGTH = len(SCHEME) + 8

@@ -1,0 +1,91 @@
+"""The event store: the only SQL, locks and per-database differences in Control Tower.
+
+Above it the rules (`rules.append`) decide what may be written and the read models
+(`readmodels`) decide what to show; below it are the tables. Each module holds one
+concern, and this package's namespace is the seam the layers above call through:
+
+- `writing`: where an append runs (`appending`, `holding` its streams against every
+  other writer), a stream's ends, idempotency keys, and the inserts;
+- `streams`: whole streams (`read_stream`, `read_streams`), the few events a view
+  depends on (`read_view_events`), time spans, lengths and blocked runs;
+- `feed`: how far the table can be read in position order with no lower position still
+  to appear (`SafePosition`), and the events up to there (`read_feed`);
+- `plan_rows`: a plan's node sessions and the plans' ids;
+- `flow`: the flow metrics' folds;
+- `board`: the board's and the list's candidate sessions, statuses and filters;
+- `tokens`, `visits`, `subscriptions`: the operational tables beside the events;
+- `connections`: transactions, connection state and a request run again after a lost
+  connection; `database`: what every statement shares, and the per-database pieces.
+
+Rows come out as `EventRecord`s (`domain.records`), never as model instances. The store
+raises its own errors (`connections.DatabaseUnavailable`, `writing.RaceLost`), never
+Django's.
+"""
+
+from sessions.store.board import (
+    board_rows,
+    board_rows_as_of,
+    events_page,
+    every_stream,
+    listing,
+    newest_position,
+    session_exists,
+    streams_as_of,
+)
+from sessions.store.feed import SafePosition, read_feed, streams_of_types
+from sessions.store.flow import closed_before, flow_folds
+from sessions.store.plan_rows import node_sessions, node_sessions_after, node_sessions_of, plan_ids
+from sessions.store.streams import (
+    blocked_run_changes_after,
+    blocked_run_starts,
+    read_stream,
+    read_streams,
+    read_view_events,
+    stream_lengths,
+    stream_spans,
+)
+from sessions.store.writing import (
+    appending,
+    claim_event,
+    holding,
+    insert,
+    insert_many,
+    key_event,
+    stream_ends,
+    stream_tail,
+)
+
+__all__ = [
+    "SafePosition",
+    "appending",
+    "blocked_run_changes_after",
+    "blocked_run_starts",
+    "board_rows",
+    "board_rows_as_of",
+    "claim_event",
+    "closed_before",
+    "events_page",
+    "every_stream",
+    "flow_folds",
+    "holding",
+    "insert",
+    "insert_many",
+    "key_event",
+    "listing",
+    "newest_position",
+    "node_sessions",
+    "node_sessions_after",
+    "node_sessions_of",
+    "plan_ids",
+    "read_feed",
+    "read_stream",
+    "read_streams",
+    "read_view_events",
+    "session_exists",
+    "stream_ends",
+    "stream_lengths",
+    "stream_spans",
+    "stream_tail",
+    "streams_as_of",
+    "streams_of_types",
+]

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
-from .models import BoardVisit
+from sessions.models import BoardVisit
 
 # A load this soon after the recorded one writes nothing: a write is a commit, which on
 # PostgreSQL waits for the disk (a fifth of a board load's time there), and a visit's

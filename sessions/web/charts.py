@@ -7,8 +7,8 @@ a table. Coordinates are in a fixed view box; the page scales it to its width.
 
 from dataclasses import dataclass
 
-from .metrics import FLOW_STATUSES
-from .vocabulary import OUTCOMES
+from sessions.domain.metrics import FLOW_STATUSES
+from sessions.domain.vocabulary import OUTCOMES
 
 WIDTH, HEIGHT = 640, 220
 LEFT, BOTTOM, TOP = 48, 28, 10  # room for the axis labels

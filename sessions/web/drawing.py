@@ -11,7 +11,7 @@ about a millisecond (bench/plan_page.py).
 
 from dataclasses import dataclass
 
-from . import plans
+from sessions.domain import plans
 
 NODE_WIDTH = 214
 NODE_HEIGHT = 52

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from django import forms
 from django.core.validators import URLValidator
 
-from . import vocabulary
-from .models import ApiToken, Subscription
+from sessions.domain import vocabulary
+from sessions.models import ApiToken, Subscription
 
 OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
 

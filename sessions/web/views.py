@@ -15,21 +15,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import (
-    api,
-    charts,
-    drawing,
-    mcp_tools,
-    plans,
-    reading,
-    schemas,
-    tokens,
-    visits,
-    vocabulary,
-    webhooks,
-)
-from . import metrics as flow_metrics
-from .append import (
+from sessions import store
+from sessions.api import mcp as mcp_tools
+from sessions.api import routes as api
+from sessions.api import schemas
+from sessions.domain import metrics as flow_metrics
+from sessions.domain import plans, vocabulary
+from sessions.readmodels import reading
+from sessions.rules import tokens
+from sessions.rules.append import (
     Conflict,
     Forbidden,
     InvalidEvent,
@@ -40,7 +34,10 @@ from .append import (
     new_session_id,
     status_of,
 )
-from .forms import (
+from sessions.store import visits
+from sessions.store.connections import retrying, server_key
+from sessions.web import charts, drawing
+from sessions.web.forms import (
     ACTIONS,
     ActionForm,
     AmendForm,
@@ -50,7 +47,7 @@ from .forms import (
     SubscriptionForm,
     TokenForm,
 )
-from .retry import retrying, server_key
+from sessions.webhooks import worker as webhooks
 
 # How the refusals that leave no form to re-show are said to a browser.
 STATUS_OF = {Forbidden: 403, UnknownSession: 404}
@@ -268,7 +265,7 @@ def session_context(request, session_id, failed_form=None, message=None):
     start = max(1, end - vocabulary.TIMELINE_PAGE)
     return {
         "card": make_card(view, request.user, failed_form, message),
-        "events": timeline(reading.events_page(session_id, start - 1, end - start + 1), end),
+        "events": timeline(store.events_page(session_id, start - 1, end - start + 1), end),
         "earlier": start if start > 1 else None,
         "later": end + vocabulary.TIMELINE_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),

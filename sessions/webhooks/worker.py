@@ -29,9 +29,11 @@ from datetime import datetime
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from . import open_sessions, reading, schemas, vocabulary
-from .models import Delivery, Subscription
-from .projections import EventRecord
+from sessions.api import schemas
+from sessions.domain import vocabulary
+from sessions.domain.projections import EventRecord
+from sessions.models import Delivery, Subscription
+from sessions.readmodels import open_sessions, reading
 
 log = logging.getLogger(__name__)
 

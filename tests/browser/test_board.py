@@ -5,9 +5,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import BLOCK, REVIEW, START
 from sessions.models import Event
-from sessions.vocabulary import BLOCK, REVIEW, START
+from sessions.rules.append import append_event
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -4,9 +4,9 @@ for one), amending with errors re-shown, live refresh, closing with an outcome."
 import pytest
 from playwright.sync_api import expect
 
-from sessions.append import append_event
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
-from sessions.vocabulary import CLOSE, PLAN_CREATE, START
+from sessions.rules.append import append_event
 from tests.browser.conftest import ARTIFACTS
 from tests.test_jsonl import DEMO, import_logs
 

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from sessions import visits
-from sessions.append import append_event
-from sessions.vocabulary import BLOCK, START
+from sessions.domain.vocabulary import BLOCK, START
+from sessions.rules.append import append_event
+from sessions.store import visits
 from tests.browser.conftest import ARTIFACTS
 from tests.test_jsonl import import_logs
 from tests.test_plan_conformance import V2

@@ -4,7 +4,7 @@ from dataclasses import fields
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions.webhooks import Pace, deliver_until
+from sessions.webhooks.worker import Pace, deliver_until
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions.jsonl import SUFFIX, encode_log
-from sessions.models import Event
+from sessions import store
+from sessions.domain.jsonl import SUFFIX, encode_log
 
 
 def write_atomically(folder: Path, name: str, data: bytes) -> None:
@@ -42,11 +42,8 @@ class Command(BaseCommand):
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"Cannot make the folder {folder}: {exc.strerror}.") from None
-        events = Event.objects.all()
-        if ids:
-            events = events.filter(session__in=ids)
         written = set()
-        for session_id, stream in groupby(events.iter_records(), key=lambda e: e.session):
+        for session_id, stream in groupby(store.every_stream(ids), key=lambda e: e.session):
             data = encode_log(stream).encode("utf-8")
             try:
                 write_atomically(folder, f"{session_id}{SUFFIX}", data)

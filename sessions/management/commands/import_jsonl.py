@@ -3,11 +3,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions import plans
-from sessions.append import StreamMismatch, import_stream
-from sessions.jsonl import SUFFIX, LogError, decode_log, is_plan_file
-from sessions.reading import plan_nodes
-from sessions.vocabulary import PLAN_CREATE
+from sessions.domain import plans
+from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file
+from sessions.domain.vocabulary import PLAN_CREATE
+from sessions.readmodels.reading import plan_nodes
+from sessions.rules.append import StreamMismatch, import_stream
 
 PROGRESS_EVERY = 100
 

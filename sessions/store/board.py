@@ -1,0 +1,215 @@
+"""The board's and the session list's reads: which sessions may be on the board, each
+one's status off its last event (the last transition wins, as `projections.status`
+says), the list's filters, and the reads by range and moment that pages need. The ORM
+builds the statements here; hot ones run prepared, and rows come out as tuples or
+`EventRecord`s."""
+
+import json
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Sequence
+from datetime import datetime
+
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from sessions.domain import vocabulary
+from sessions.domain.projections import EventRecord, Thresholds
+from sessions.models import Event
+from sessions.store.database import (
+    iter_records,
+    json_array_rows,
+    likely,
+    moment_param,
+    moment_read,
+    records,
+    run_prepared,
+)
+
+# (session id, status, its last event's time)
+BoardRow = tuple[str, str, datetime]
+
+# The types whose event, when last, leaves a session in each status.
+LAST_TYPES = {
+    status: [t for t, after in vocabulary.STATUS_AFTER.items() if after == status]
+    for status in vocabulary.STATUSES
+}
+
+
+def newest_position() -> int:
+    """Changes exactly when an event is appended: the newest event's id."""
+    return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
+
+
+def session_exists(session_id: str) -> bool:
+    """Whether there is a session with this id (not a plan)."""
+    return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
+
+
+def events_page(session_id: str, after: int, limit: int) -> list[EventRecord]:
+    """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
+    have no gaps, so this is a range of them)."""
+    return records(Event.objects.filter(session=session_id, seq__gt=after, seq__lte=after + limit))
+
+
+def streams_as_of(streams: Sequence[str], at: datetime) -> dict[str, list[EventRecord]]:
+    """The given streams' events up to `at`, each in stream order (those that had any)."""
+    found: dict[str, list[EventRecord]] = defaultdict(list)
+    for record in records(Event.objects.filter(session__in=list(streams), timestamp__lte=at)):
+        found[record.session].append(record)
+    return dict(found)
+
+
+def _starts(owner: str | None = None, text: str | None = None) -> QuerySet:
+    """Start rows, one per session, narrowed by owner and by text in the title or id."""
+    rows = Event.objects.filter(type=vocabulary.START)
+    if owner:
+        rows = rows.filter(actor=owner)
+    if text:
+        rows = rows.filter(Q(title__icontains=text) | Q(session__icontains=text))
+    return rows
+
+
+# Of the candidates below, only a session held by the model can have closed before the
+# cut-off, and only above the watermark (the model dropped the closes below it): so the
+# few closes above the watermark are looked up once, not one probe per candidate.
+_NOT_CLOSED_BEFORE = (
+    "tower_event.session NOT IN (SELECT session FROM tower_event"
+    f" WHERE type = '{vocabulary.CLOSE}' AND id > %s AND {{closed_before}})"
+)
+# Sessions that may be open or recently closed: those the open-sessions model holds (a
+# JSON array), those started above its watermark and never closed, those closed lately.
+# (One started at or below the watermark is held until the model sees its close.)
+_CANDIDATES = (
+    "tower_event.session IN ({held}"
+    f" UNION SELECT s.session FROM tower_event s WHERE s.type = '{vocabulary.START}'"
+    " AND s.id > %s AND NOT EXISTS (SELECT 1 FROM tower_event c"
+    f" WHERE c.type = '{vocabulary.CLOSE}' AND c.session = s.session)"
+    f" UNION SELECT session FROM tower_event WHERE type = '{vocabulary.CLOSE}'"
+    " AND timestamp >= %s)"
+)
+
+
+def board_rows(
+    owner: str | None,
+    text: str | None,
+    closed_since: datetime,
+    held: Collection[str],
+    watermark: int,
+) -> list[BoardRow]:
+    """(session id, status, last event's time), newest activity first, of the sessions
+    that may be open or closed since `closed_since`: those `held` open at or below the
+    position `watermark` (the open-sessions model's), those started above it, and those
+    closed lately; narrowed by owner and by text in the title or id."""
+    candidates = _CANDIDATES.format(held=json_array_rows())
+    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
+    rows = _starts(owner, text).extra(
+        where=[
+            candidates,
+            _NOT_CLOSED_BEFORE.format(closed_before=likely("timestamp < %s")),
+        ],
+        params=[
+            json.dumps(list(held)),
+            watermark,
+            moment_param(closed_since),
+            watermark,
+            moment_param(closed_since),
+        ],
+    )
+    return _status_rows(rows, last)
+
+
+def _status_rows(start_rows: QuerySet, last: QuerySet) -> list[BoardRow]:
+    """Start rows with their stream's last event (`last`, newest first, correlated on
+    the session) as (session id, status, last event's time), newest activity first."""
+    rows = (
+        start_rows.annotate(
+            last_type=Subquery(last.values("type")[:1]),
+            last_at=Subquery(last.values("timestamp")[:1]),
+        )
+        .order_by("-last_at", "session")
+        .values_list("session", "last_type", "last_at")
+    )
+    # Run as a hot statement (prepared on PostgreSQL, and read without Django's
+    # per-value converters: at 1,000 open sessions they were a third of the call).
+    sql, params = rows.query.sql_with_params()
+    return [
+        (session_id, vocabulary.STATUS_AFTER[kind], moment_read(last_at))
+        for session_id, kind, last_at in run_prepared(sql, params)
+    ]
+
+
+def board_rows_as_of(
+    owner: str | None, text: str | None, at: datetime, closed_since: datetime
+) -> list[BoardRow]:
+    """`board_rows` as the board was at `at`: the sessions started by then and not closed
+    before `closed_since`, each with its status and last event as of `at`. History is
+    never rewritten, so this is exact; it reads every session started by `at` that was
+    not closed long before it (the open-sessions model knows only the present)."""
+    as_of = Event.objects.filter(session=OuterRef("session"), timestamp__lte=at).order_by("-seq")
+    closed_earlier = Event.objects.filter(
+        session=OuterRef("session"), type=vocabulary.CLOSE, timestamp__lt=closed_since
+    )
+    rows = _starts(owner, text).filter(timestamp__lte=at).exclude(Exists(closed_earlier))
+    return _status_rows(rows, as_of)
+
+
+def listing(
+    owner: str | None,
+    text: str | None,
+    status: str | None,
+    stale: bool | None,
+    attention: bool | None,
+    now: datetime,
+    limits: Thresholds,
+    at: datetime | None = None,
+) -> QuerySet:
+    """Session ids, newest activity first, narrowed as asked (a queryset to slice).
+
+    Walks events newest first and keeps each session's last one (no later event in its
+    stream), so a page costs the events it passes over, not the whole history: the last
+    event also gives the status filter (the last transition wins), the stale filter and
+    the attention filter. `stale` and `attention` (True or False) keep the sessions that
+    are, or are not, stale or in need of attention at `now` with `limits`, by the rules
+    of `projections.is_stale` and `projections.attention`. As of `at`, the same over the
+    events that had happened by then, with `now = at`.
+    """
+    happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
+    later = happened.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
+    # Session streams only: a plan's last event is a plan event.
+    tails = happened.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
+    if owner or text:
+        tails = tails.filter(session__in=_starts(owner, text).values("session"))
+    if status is not None:
+        tails = tails.filter(type__in=LAST_TYPES[status])
+    quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
+    if stale is not None:
+        tails = tails.filter(quiet) if stale else tails.exclude(quiet)
+    if attention is not None:
+        # Blocked since the first block after the last unblock (the run's start).
+        last_unblock = (
+            happened.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
+            .order_by("-seq")
+            .values("seq")[:1]
+        )
+        early_block = Event.objects.filter(
+            session=OuterRef("session"),
+            type=vocabulary.BLOCK,
+            timestamp__lt=now - limits.blocked,
+            seq__gt=Coalesce(Subquery(last_unblock), 0),
+        )
+        needs = (
+            quiet
+            | Q(type=vocabulary.REVIEW, timestamp__lt=now - limits.review)
+            | Q(Exists(early_block), type=vocabulary.BLOCK)
+        )
+        tails = tails.filter(needs) if attention else tails.exclude(needs)
+    return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
+
+
+def every_stream(ids: Sequence[str] = ()) -> Iterator[EventRecord]:
+    """Every event of the given streams (default: all), stream after stream, each in
+    stream order, read in chunks (an export)."""
+    rows = Event.objects.all()
+    if ids:
+        rows = rows.filter(session__in=list(ids))
+    return iter_records(rows)

@@ -1,0 +1,242 @@
+"""What every statement of the store shares: the table and its columns, rows read as
+`EventRecord`s, moments written and read, hot statements run prepared, and the small
+SQL pieces that differ between SQLite and PostgreSQL."""
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from django.core.exceptions import EmptyResultSet
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
+from django.db.models import QuerySet
+
+from sessions.domain import vocabulary
+from sessions.domain.projections import EventRecord
+
+TABLE = "tower_event"
+# An event's stored columns after its id, in `EventRecord` order: the one field list that
+# every statement below is built from.
+COLUMNS = (*EventRecord._fields, "idempotency_key")
+RECORD_COLUMNS = ", ".join(EventRecord._fields)
+
+
+def current_database() -> BaseDatabaseWrapper:
+    """The default database's wrapper for this thread, looked up once by a hot function:
+    each `connection.<attribute>` looks it up again (a sixth of an append's own time)."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+def moment_param(moment: datetime) -> object:
+    """A moment as a parameter of hand-written SQL, in the form the table stores: the
+    SQLite driver would send an aware datetime with its offset ("+00:00"), which as text
+    sorts after the same moment stored without one."""
+    return current_database().ops.adapt_datetimefield_value(moment)
+
+
+def aware_utc(timestamp: datetime) -> datetime:
+    """A timestamp read on a plain cursor: SQLite gives naive UTC, PostgreSQL aware."""
+    return timestamp if timestamp.tzinfo else timestamp.replace(tzinfo=UTC)
+
+
+# The graph fields are JSON text in their columns, the last of an `EventRecord`'s.
+_GRAPH_START = len(EventRecord._fields) - len(vocabulary.GRAPH_FIELDS)
+assert EventRecord._fields[_GRAPH_START:] == vocabulary.GRAPH_FIELDS
+
+
+def _graph_value(text: str | None) -> list | None:
+    return None if text is None else json.loads(text)
+
+
+def records_from_rows(rows: Sequence[Sequence]) -> list[EventRecord]:
+    records = []
+    for stream, seq, kind, timestamp, *rest in rows:
+        if kind in vocabulary.PLAN_EVENT_TYPES:
+            rest[_GRAPH_START - 4 :] = map(_graph_value, rest[_GRAPH_START - 4 :])
+        records.append(EventRecord(stream, seq, kind, aware_utc(timestamp), *rest))
+    return records
+
+
+def row_params(record: EventRecord, idempotency_key: str | None) -> list:
+    """An event's column values for an insert, in `COLUMNS` order."""
+    graph = [
+        None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        for value in record[_GRAPH_START:]
+    ]
+    return [
+        *record[:3],
+        moment_param(record.timestamp),
+        *record[4:_GRAPH_START],
+        *graph,
+        idempotency_key,
+    ]
+
+
+@contextmanager
+def reading_cursor(alias: str = "default") -> Iterator[CursorWrapper]:
+    """A plain cursor for reading events in bulk.
+
+    On PostgreSQL it parses timestamps with psycopg's own loader (in C): Django's, which
+    re-attaches the time zone in Python, took two thirds of the time to load 5,000
+    sessions' streams (bench/RESULTS.md, §5). Django sets the connection's time zone to
+    UTC, so both give the same values.
+    """
+    with connections[alias].cursor() as cursor:
+        if connections[alias].vendor == "postgresql":
+            from psycopg.types.datetime import TimestamptzLoader
+
+            cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+        yield cursor
+
+
+def run_prepared(sql: str, params: Sequence) -> list[tuple]:
+    """Run a hot statement that returns rows (a SELECT, or an INSERT … RETURNING) and
+    return them, past Django's cursor wrapper (which rewrote the placeholders of every
+    SQLite statement on every run).
+
+    PostgreSQL plans it once per connection, not on every run (the view's events took
+    1.3 ms to plan and 0.3 ms to run): a server-bound psycopg cursor executes it as a
+    prepared statement (the settings let the connection keep them). SQLite plans in
+    microseconds, and the sqlite3 module keeps the compiled statement per connection.
+    """
+    db = current_database()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        if db.vendor == "postgresql":
+            rows = _run_prepared_postgresql(db, sql, params)
+        else:
+            rows = db.connection.execute(_qmark(sql), params).fetchall()
+    if db.queries_logged:  # seen by debug tools and query-count tests too
+        db.queries_log.append({"sql": sql, "time": "0.000"})
+    return rows
+
+
+def _run_prepared_postgresql(db, sql: str, params: Sequence) -> list[tuple]:
+    # One server-bound cursor per connection, made once: making one (and its loaders)
+    # for every statement cost as much as sending it.
+    kept = getattr(db, "_tower_prepared", None)
+    if kept is None or kept[0] is not db.connection:
+        import psycopg
+        from psycopg.types.datetime import TimestamptzLoader
+
+        cursor = psycopg.Cursor(db.connection)
+        cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+        kept = db._tower_prepared = (db.connection, cursor)
+    kept[1].execute(sql, params, prepare=True)
+    return kept[1].fetchall()
+
+
+@functools.cache
+def _qmark(sql: str) -> str:
+    """A statement written with Django's placeholders (%s) in SQLite's (?)."""
+    return re.sub(r"(?<!%)%s", "?", sql).replace("%%", "%")
+
+
+# A JSON array of ids (one parameter, however many ids) as a table `s` of one column,
+# `s.value`.
+_EACH_STREAM = {
+    "sqlite": "json_each(%s) AS s",
+    "postgresql": "jsonb_array_elements_text(%s::jsonb) AS s(value)",
+}
+
+
+# How to tell SQLite, which keeps no statistics, that a condition nearly always holds,
+# so that it reads by the other, narrow one: the closes above the open-sessions
+# watermark are a few rows by id, and all the old ones by close time.
+_LIKELY = {"sqlite": "likelihood({}, 0.99)", "postgresql": "{}"}
+
+
+def likely(condition: str) -> str:
+    """`condition`, marked for the planner as true for nearly every row."""
+    return _LIKELY[connection.vendor].format(condition)
+
+
+# A column whose terms must not choose the index (SQLite's unary plus).
+NOT_BY_INDEX = {"sqlite": "+{}", "postgresql": "{}"}
+
+
+def json_array_rows() -> str:
+    """The ids of a JSON array parameter as rows, for `IN (…)`."""
+    return f"SELECT s.value FROM {_EACH_STREAM[connection.vendor]}"
+
+
+# A column's membership in a list of ids given as one parameter (`ids_param`): SQLite
+# reads a JSON array; PostgreSQL takes an array, whose length its planner sees (of a
+# JSON array's elements it guesses 100, and would then rather scan the whole table
+# than probe an index for one plan's stream: 33 ms at 330,000 events, and growing).
+_ONE_OF = {
+    "sqlite": "{} IN (SELECT value FROM json_each(%s))",
+    "postgresql": "{} = ANY(%s::text[])",
+}
+
+
+def one_of(column: str) -> str:
+    """SQL: `column` is one of the ids of an `ids_param`."""
+    return _ONE_OF[connection.vendor].format(column)
+
+
+def ids_param(ids: Iterable[str]) -> object:
+    """A list of ids as the one parameter `one_of` takes."""
+    return json.dumps(list(ids)) if connection.vendor == "sqlite" else list(ids)
+
+
+def per_stream(sql: str, streams: Sequence[str], params: Sequence = ()) -> list[tuple]:
+    """Rows of `sql`, which reads the given streams from `{each}` (after `params`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql.format(each=_EACH_STREAM[connection.vendor]),
+            [*params, json.dumps(list(streams))],
+        )
+        return cursor.fetchall()
+
+
+def moment_read(moment: datetime | str) -> datetime:
+    """A timestamp read on a plain cursor (SQLite may give a subquery's as text)."""
+    return aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
+
+
+# A moment column in whole microseconds since the epoch, per database.
+MICROSECONDS_SQL = {
+    # Whole seconds from the text without its fraction (a fraction would be rounded),
+    # then the six digits of microseconds Django writes after them (none when zero).
+    # unixepoch() (SQLite 3.38) parses in a third of strftime's time.
+    "sqlite": "(unixepoch(substr({0}, 1, 19)) * 1000000 + CAST(substr({0}, 21, 6) AS INTEGER))",
+    "sqlite<3.38": "(CAST(strftime('%%s', substr({0}, 1, 19)) AS INTEGER) * 1000000"
+    " + CAST(substr({0}, 21, 6) AS INTEGER))",
+    # Exact (numeric); date_part's float8 can miss by a microsecond after 2100.
+    "postgresql": "(EXTRACT(EPOCH FROM {0}) * 1000000)::bigint",
+}
+
+
+def microseconds_of(column: str = "timestamp") -> str:
+    """SQL for a moment column in whole microseconds since the epoch, on this database."""
+    if connection.vendor == "sqlite" and connection.Database.sqlite_version_info < (3, 38):
+        return MICROSECONDS_SQL["sqlite<3.38"].format(column)
+    return MICROSECONDS_SQL[connection.vendor].format(column)
+
+
+def records(rows: QuerySet) -> list[EventRecord]:
+    """The events of a queryset of events as `EventRecord`s in stream order, without
+    building model instances: the ORM's SQL run on a plain cursor (Django's per-value
+    converters were most of the cost of loading a board's or an API response's streams)."""
+    try:
+        sql, params = _record_rows(rows).query.sql_with_params()
+    except EmptyResultSet:  # e.g. `session__in=[]`
+        return []
+    with reading_cursor(rows.db) as cursor:
+        cursor.execute(sql, params)
+        return records_from_rows(cursor.fetchall())
+
+
+def iter_records(rows: QuerySet, chunk_size: int = 2000) -> Iterator[EventRecord]:
+    """Like `records`, streamed from the database in chunks (for exports)."""
+    for row in _record_rows(rows).iterator(chunk_size=chunk_size):
+        yield from records_from_rows([row])
+
+
+def _record_rows(rows: QuerySet) -> QuerySet:
+    return rows.order_by("session", "seq").values_list(*EventRecord._fields)

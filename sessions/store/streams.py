@@ -1,0 +1,171 @@
+"""Reading streams: whole, by the few events a view depends on, their time spans,
+lengths and blocked runs."""
+
+import functools
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from django.db import connection
+
+from sessions.domain import vocabulary
+from sessions.domain.projections import EventRecord
+from sessions.store.database import (
+    RECORD_COLUMNS,
+    TABLE,
+    ids_param,
+    microseconds_of,
+    moment_param,
+    moment_read,
+    one_of,
+    per_stream,
+    reading_cursor,
+    records_from_rows,
+    run_prepared,
+)
+from sessions.store.writing import STREAM_SQL
+
+# The few events a session's view depends on, however long its stream, each one index
+# probe: the first and last events, the latest note-bearing event (a block always bears
+# its reason), the latest unblock and block, and the latest open blocks (after that
+# unblock). `projections.session_view` over these gives what it gives over the whole
+# stream (tests/test_view_events.py states the rule in Python and checks both). Each
+# branch is its own `ORDER BY … LIMIT` subquery, so that both planners walk an index
+# backwards and stop, and PostgreSQL plans it in a fraction of a millisecond.
+_LATEST = f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s{{where}}"
+_LATEST += " ORDER BY seq DESC LIMIT {limit}) AS {name}"
+_LAST_UNBLOCK = (
+    f"COALESCE((SELECT seq FROM {TABLE} WHERE session = %s AND type = '{vocabulary.UNBLOCK}'"
+    " ORDER BY seq DESC LIMIT 1), 0)"
+)
+
+
+@functools.cache
+def _view_events_sql(shown_blocks: int) -> str:
+    # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
+    # every new binding of its LIMIT (5x this statement's cost).
+    return " UNION ALL ".join(
+        [
+            f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
+            _LATEST.format(where="", limit="1", name="last_event"),
+            _LATEST.format(where=" AND note IS NOT NULL", limit="1", name="last_note"),
+            _LATEST.format(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"
+            ),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
+                limit=int(shown_blocks),
+                name="open_blocks",
+            ),
+            # The first open block: where the blocked run began (attention's `since`).
+            f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+            f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
+            " ORDER BY seq LIMIT 1) AS first_open_block",
+        ]
+    )
+
+
+_OPEN_BLOCKS_SQL = (
+    f"SELECT COUNT(*) FROM {TABLE} WHERE session = %s AND type = '{vocabulary.BLOCK}'"
+    f" AND seq > {_LAST_UNBLOCK}"
+)
+
+
+def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord], int]:
+    """The events a session's view depends on, oldest first, and how many blocks are
+    open (both empty for no such session): a view costs the same at any stream length.
+    The open blocks are counted in SQL only when there may be more than were read."""
+    rows = run_prepared(_view_events_sql(shown_blocks), [stream] * 9)
+    records = {record.seq: record for record in records_from_rows(rows)}
+    events = [records[seq] for seq in sorted(records)]
+    unblocked = max((e.seq for e in events if e.type == vocabulary.UNBLOCK), default=0)
+    open_blocks = sum(1 for e in events if e.type == vocabulary.BLOCK and e.seq > unblocked)
+    if open_blocks >= shown_blocks:
+        [(open_blocks,)] = run_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
+    return events, open_blocks
+
+
+# Each event's span to the next, in microseconds, summed by the event's type: what
+# `projections.time_in_state_from` needs besides the last event. One pass over the
+# stream in SQL (a window function); exact, as both sides count whole microseconds.
+_SPANS = (
+    "SELECT type, SUM(next_at - at), MAX(seq) FROM (SELECT type, seq, {at} AS at,"
+    " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event"
+    " WHERE session = %s AND seq >= %s AND seq <= %s) AS spans"
+    " WHERE next_at IS NOT NULL GROUP BY type"
+)
+
+
+def stream_spans(
+    stream: str, from_seq: int = 1, to_seq: int = vocabulary.MAX_STREAM_EVENTS
+) -> tuple[dict[str, int], int]:
+    """Microseconds from each event from `from_seq` on to the next (up to the event
+    `to_seq`), summed by event type, and the seq of the last event reached (`from_seq`
+    when none follows it): ask again from there to add what came since."""
+    rows = run_prepared(_SPANS.format(at=microseconds_of()), [stream, from_seq, to_seq])
+    reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
+    return {kind: int(total) for kind, total, _ in rows}, reached
+
+
+def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:
+    """One stream's events in stream order (fixed SQL: it runs on every page and append)."""
+    with reading_cursor(alias) as cursor:
+        cursor.execute(STREAM_SQL, [stream])
+        return records_from_rows(cursor.fetchall())
+
+
+# Each stream's last seq, one index probe per stream.
+_LENGTHS = f"SELECT s.value, (SELECT MAX(seq) FROM {TABLE} WHERE session = s.value) FROM {{each}}"
+
+# Each stream's first block after its last unblock, by a moment: two index probes per
+# stream, however many blocks it holds (seq order is time order within a stream).
+_RUN_STARTS = (
+    f"SELECT s.value, (SELECT b.timestamp FROM {TABLE} b WHERE b.session = s.value"
+    f" AND b.type = '{vocabulary.BLOCK}' AND b.seq > COALESCE((SELECT MAX(u.seq)"
+    f" FROM {TABLE} u WHERE u.session = s.value AND u.type = '{vocabulary.UNBLOCK}'"
+    " AND u.timestamp <= %s), 0) AND b.timestamp <= %s ORDER BY b.seq LIMIT 1) FROM {each}"
+)
+# The blocks and unblocks above a position, in the order they were appended.
+_RUN_CHANGES = (
+    f"SELECT session, type, timestamp FROM {TABLE} WHERE id > %s"
+    f" AND type IN ('{vocabulary.BLOCK}', '{vocabulary.UNBLOCK}') ORDER BY id"
+)
+
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+
+
+def blocked_run_starts(streams: Sequence[str], at: datetime = _END_OF_TIME) -> dict[str, datetime]:
+    """For each of `streams`, its first block after its last unblock (where its current
+    blocked run began), if any; as of `at`, if given."""
+    moment = moment_param(at)
+    return {
+        stream: moment_read(start)
+        for stream, start in per_stream(_RUN_STARTS, streams, [moment, moment])
+        if start is not None
+    }
+
+
+def blocked_run_changes_after(position: int) -> list[tuple[str, str, datetime]]:
+    """(stream, block or unblock, time) of the blocks and unblocks above `position`, in
+    the order they were appended."""
+    with connection.cursor() as cursor:
+        cursor.execute(_RUN_CHANGES, [position])
+        return [(stream, kind, moment_read(moment)) for stream, kind, moment in cursor]
+
+
+def stream_lengths(streams: Sequence[str]) -> dict[str, int]:
+    """How many events each of `streams` holds (those that exist)."""
+    return {stream: length for stream, length in per_stream(_LENGTHS, streams) if length}
+
+
+def read_streams(streams: Sequence[str]) -> dict[str, list[EventRecord]]:
+    """Whole streams, each in stream order, keyed by id (those that exist)."""
+    found: dict[str, list[EventRecord]] = {}
+    with reading_cursor() as cursor:
+        cursor.execute(
+            f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE {one_of('session')} ORDER BY session, seq",
+            [ids_param(streams)],
+        )
+        for record in records_from_rows(cursor.fetchall()):
+            found.setdefault(record.session, []).append(record)
+    return found
