@@ -60,7 +60,7 @@ def measure(opened, closed):
     from django.test import Client
     from django.utils import timezone
 
-    from sessions.readmodels import open_sessions, reading
+    from sessions.readmodels import kept, reading
     from sessions.rules.tokens import create_token
     from sessions.web.views import page_version
 
@@ -83,7 +83,7 @@ def measure(opened, closed):
 
     def first_board():
         # What a new server process pays once: its model of open sessions is built then.
-        open_sessions.forget()
+        kept.forget_all()
         get(browser, "/")
 
     cold = timed(first_board, 5, warmup=0)
@@ -104,13 +104,13 @@ def main(engine):
     from django.core.management import call_command
     from django.db import connections
 
-    from sessions.readmodels import open_sessions
+    from sessions.readmodels import kept
 
     rows, poll_rows, file_rows = [], [], []
     for opened, closed in SCENARIOS:
         connections.close_all()
         reset_database(engine)
-        open_sessions.forget()  # a new database under the same process
+        kept.forget_all()  # a new database under the same process
         call_command("migrate", verbosity=0)
         seeded, board, board_query, cold, api, poll, database, files = measure(opened, closed)
         label = (engine, f"{opened:,}", f"{closed:,}")

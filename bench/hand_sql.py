@@ -30,7 +30,7 @@ def main(engine):
     from django.db.models import Max, Q
 
     from sessions import store
-    from sessions.domain.projections import EventRecord
+    from sessions.domain.records import EventRecord
     from sessions.models import ApiToken, Event
     from sessions.rules import tokens
 

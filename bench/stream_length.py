@@ -25,7 +25,7 @@ RUNS, REQUESTS = 7, 20
 
 
 def stream(session_id, length):
-    from sessions.domain.projections import EventRecord
+    from sessions.domain.records import EventRecord
     from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
 
     events = [EventRecord(session_id, 1, START, T0, "bench", title="Long agent session")]

@@ -56,7 +56,7 @@ def in_order_once(received, positions):
 
 def delivery_rate(engine, owner):
     from sessions.models import Event, Subscription
-    from sessions.webhooks import worker as webhooks
+    from sessions.webhooks import subscriptions
 
     positions = list(Event.objects.order_by("id").values_list("id", flat=True))
     rates, ordered = [], True
@@ -69,7 +69,7 @@ def delivery_rate(engine, owner):
         finally:
             stop(worker)
             receiver.close()
-            webhooks.remove(hook)
+            subscriptions.remove(hook)
         got = receiver.received
         rates.append((len(got) - 1) / (got[-1].at - got[0].at))
         ordered &= in_order_once(got, positions)
@@ -78,7 +78,7 @@ def delivery_rate(engine, owner):
 
 def lag_under_load(engine, owner, token):
     from sessions.models import Event
-    from sessions.webhooks import worker as webhooks
+    from sessions.webhooks import subscriptions
 
     lags, drains, rows_ok, runs = [], [], True, []
     server = start_server(engine)
@@ -86,7 +86,7 @@ def lag_under_load(engine, owner, token):
         alone = [run_appends(token, 8, f"alone{run}-") for run in range(RUNS)]
         for run in range(RUNS):
             receiver = Receiver()
-            hook = webhooks.subscribe(owner, receiver.url, "event")
+            hook = subscriptions.subscribe(owner, receiver.url, "event")
             worker = start_worker(engine)
             time.sleep(2)  # the worker is up and following
             try:
@@ -103,7 +103,7 @@ def lag_under_load(engine, owner, token):
             finally:
                 stop(worker)
                 receiver.close()
-                webhooks.remove(hook)
+                subscriptions.remove(hook)
             stamps = dict(Event.objects.filter(id__in=expected).values_list("id", "timestamp"))
             run_lags = [
                 (r.wall - stamps[r.json["position"]].timestamp()) * 1000 for r in receiver.received

@@ -10,7 +10,7 @@ class TowerConfig(AppConfig):
 
     def ready(self):
         from sessions.rules import identity
-        from sessions.webhooks import worker as webhooks
+        from sessions.webhooks import subscriptions as webhooks
 
         identity.connect()
         webhooks.connect()

@@ -8,11 +8,27 @@ from django.urls import reverse
 API_PREFIX = "/api/"
 
 
+def error_body(code: str, detail: str, **extra: object) -> dict:
+    """The one error shape of the API and of MCP's refusals: `{"error": code, "detail":
+    sentence}`, and what a refusal adds (`fields`, the `session` or `plan` as it is)."""
+    return {"error": code, "detail": detail, **extra}
+
+
+def error_response(status: int, code: str, detail: str, **extra: object) -> JsonResponse:
+    """An error answered as JSON (`error_body`)."""
+    return JsonResponse(error_body(code, detail, **extra), status=status)
+
+
 def error(request: HttpRequest, status: int, code: str, detail: str) -> HttpResponse:
     """The JSON error of the API under /api/, a plain sentence elsewhere."""
     if request.path.startswith(API_PREFIX):
-        return JsonResponse({"error": code, "detail": detail}, status=status)
+        return error_response(status, code, detail)
     return HttpResponse(detail, status=status, content_type="text/plain; charset=utf-8")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """The API's 404, for any address under it that names nothing."""
+    return error_response(404, "not_found", f"There is nothing at {request.path}.")
 
 
 def method_not_allowed(request: HttpRequest, allowed: str) -> HttpResponse:

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from sessions import store
 from sessions.domain import projections, vocabulary
-from sessions.readmodels import open_sessions, plan_graphs, time_spent
+from sessions.readmodels import kept
 from sessions.rules.append import append_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,9 +59,7 @@ def spans(events):
 def fresh_open_sessions():
     """Each test's database starts empty again (a rollback or a flush), which a running
     server never sees; so the process's read models start over too."""
-    open_sessions.forget()
-    time_spent.SUMS.forget()
-    plan_graphs.GRAPHS.forget()
+    kept.forget_all()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, START
 from sessions.models import Event
 from sessions.rules.append import Conflict, append_event

@@ -166,7 +166,7 @@ def test_replace_by_id_cannot_overwrite_an_event(history):
 @pytest.fixture
 def app_role(db):
     """The production app role of the README, made in the test's transaction."""
-    from sessions.management.commands.app_role_sql import grants
+    from sessions.store.roles import grants
 
     with connection.cursor() as cursor:
         cursor.execute("CREATE ROLE tower_app_test NOLOGIN")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sessions.domain import jsonl
 from sessions.domain.jsonl import LogError, decode_log, encode_log
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ALLOWED_FROM,
     BLOCK,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions.domain import jsonl, plans
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import DONE, OUTCOMES, PLAN_AMEND, PLAN_CREATE
 from tests.test_plan_conformance import PLANS, V2, v2_expected
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.domain import jsonl, projections
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ACTIVE,
     BLOCK,

@@ -14,8 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def safe_position():
-    with connection.cursor() as cursor:
-        return store.SafePosition().advance(cursor)
+    return store.SafePosition().advance()
 
 
 def test_reading_after_a_position_gives_every_later_event_once_in_order(alice):

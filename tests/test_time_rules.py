@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sessions.domain import jsonl, metrics, plans, projections
 from sessions.domain.jsonl import parse_timestamp
+from sessions.domain.records import EventRecord
 from tests.test_plan_conformance import V2, v2_expected
 from tests.test_plan_rules import decoded, v2_node_sessions
 
@@ -90,9 +91,9 @@ def test_nearest_rank_takes_the_value_at_the_ceiling_position():
 
 def test_a_second_block_while_blocked_does_not_restart_the_clock():
     events = [
-        projections.EventRecord("s", 1, "session_start", T0, "a", title="T"),
-        projections.EventRecord("s", 2, "session_block", T0 + timedelta(hours=1), "a", reason="x"),
-        projections.EventRecord("s", 3, "session_block", T0 + timedelta(hours=4), "a", reason="y"),
+        EventRecord("s", 1, "session_start", T0, "a", title="T"),
+        EventRecord("s", 2, "session_block", T0 + timedelta(hours=1), "a", reason="x"),
+        EventRecord("s", 3, "session_block", T0 + timedelta(hours=4), "a", reason="y"),
     ]
     found = projections.attention(events, T0 + timedelta(hours=5, minutes=1), LIMITS)
     assert found == projections.Attention("blocked_long", T0 + timedelta(hours=1))
@@ -103,11 +104,11 @@ kinds = st.sampled_from(["session_block", "session_unblock", "session_review", "
 
 @given(st.lists(st.tuples(kinds, st.integers(0, 10_000)), max_size=12), st.integers(0, 10**6))
 def test_time_in_state_never_exceeds_the_session_s_age(steps, later):
-    events = [projections.EventRecord("s", 1, "session_start", T0, "a", title="T")]
+    events = [EventRecord("s", 1, "session_start", T0, "a", title="T")]
     moment = T0
     for seq, (kind, gap) in enumerate(steps, start=2):
         moment += timedelta(seconds=gap)
-        events.append(projections.EventRecord("s", seq, kind, moment, "a", reason="r"))
+        events.append(EventRecord("s", seq, kind, moment, "a", reason="r"))
     now = moment + timedelta(seconds=later)
     spent = projections.time_in_state(events, now)
     assert all(value >= 0 for value in spent.values())

@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from sessions import store
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
 from sessions.readmodels import time_spent
 from sessions.rules.append import append_event, import_stream

@@ -4,7 +4,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.db import models
 
-from sessions.rules.tokens import _user_query, user_for_token
+from sessions.rules.tokens import user_for_token
+from sessions.store.tokens import _user_query
 
 
 def test_a_token_user_has_the_flags_and_fields_of_the_stored_user(make_user, token_for):

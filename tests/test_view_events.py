@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from sessions import store
 from sessions.domain import projections
-from sessions.domain.projections import EventRecord, view_events, view_events_after
+from sessions.domain.projections import view_events, view_events_after
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER
 from sessions.rules.append import import_stream
 from tests.conftest import spans

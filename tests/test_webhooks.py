@@ -15,12 +15,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Delivery, Event, Subscription
 from sessions.readmodels import open_sessions
 from sessions.rules.append import append_event
-from sessions.webhooks import worker as webhooks
+from sessions.webhooks import payloads, subscriptions, transport
 from tests.conftest import ROOT, committing_late, process_env
 from tests.receiver import BlackHole, Receiver
 
@@ -79,7 +79,7 @@ def receiver():
 
 
 def subscribe(user, url, payload=Subscription.EVENT, **filters) -> Subscription:
-    return webhooks.subscribe(user, url, payload, **filters)
+    return subscriptions.subscribe(user, url, payload, **filters)
 
 
 def positions_of(*sessions: str) -> list[int]:
@@ -255,7 +255,7 @@ def test_a_removed_webhook_is_sent_nothing_more(alice, receiver, deliverer):
     deliverer()
     start_and_block(alice, "fix-login", 0)
     assert receiver.wait_until(lambda got: len(got) >= 1)
-    webhooks.remove(hook)
+    subscriptions.remove(hook)
     time.sleep(0.5)  # the worker notices
     start_and_block(alice, "docs", 0)
     time.sleep(0.5)
@@ -295,7 +295,7 @@ def test_a_webhook_removed_while_a_delivery_is_being_logged_goes_whole(alice):
 
     def remove():
         try:
-            webhooks.remove(hook)
+            subscriptions.remove(hook)
         finally:
             connection.close()
 
@@ -326,31 +326,31 @@ def event(type_, **fields) -> EventRecord:
 
 
 def test_a_slack_line_says_who_did_what_to_which_session_and_why():
-    line = webhooks.slack_text(
+    line = payloads.slack_text(
         event(BLOCK, reason="needs the CI secrets rotated"), "Fix flaky login test"
     )
     assert line == "agent-7 blocked *Fix flaky login test*: needs the CI secrets rotated"
 
 
 def test_a_slack_line_of_a_close_names_its_outcome_and_note():
-    line = webhooks.slack_text(event(CLOSE, outcome="failed", note="gave up"), "Fix login")
+    line = payloads.slack_text(event(CLOSE, outcome="failed", note="gave up"), "Fix login")
     assert line == "agent-7 closed *Fix login* (failed): gave up"
 
 
 def test_a_slack_line_escapes_the_characters_slack_reads_as_markup():
-    line = webhooks.slack_text(event(UNBLOCK, note="<!channel> & co"), "a <b> title")
+    line = payloads.slack_text(event(UNBLOCK, note="<!channel> & co"), "a <b> title")
     assert line == "agent-7 unblocked *a &lt;b&gt; title*: &lt;!channel&gt; &amp; co"
 
 
 def test_a_slack_line_of_a_plan_names_the_plan():
-    line = webhooks.slack_text(event(PLAN_CREATE, title="Ship v2"), "Ship v2")
+    line = payloads.slack_text(event(PLAN_CREATE, title="Ship v2"), "Ship v2")
     assert line == "agent-7 made the plan *Ship v2*"
 
 
 def test_the_signature_is_the_hmac_sha256_of_the_body_under_the_secret():
     # From RFC 4231's test case 2 ("Jefe").
     body = b"what do ya want for nothing?"
-    assert webhooks.signature("Jefe", body) == (
+    assert payloads.signature("Jefe", body) == (
         "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     )
 
@@ -358,7 +358,7 @@ def test_the_signature_is_the_hmac_sha256_of_the_body_under_the_secret():
 def test_a_redirect_is_reported_not_followed():
     moved = Receiver(answer=lambda n: 302)
     try:
-        answer = webhooks.post(moved.url, b"{}", {}, timeout=5)
+        answer = transport.post(moved.url, b"{}", {}, timeout=5)
         assert answer.status == 302 and not answer.delivered
     finally:
         moved.close()
@@ -368,7 +368,7 @@ def test_an_unreachable_url_is_an_answer_without_a_status():
     dead = BlackHole()
     url = dead.url
     dead.close()  # nothing listens there any more
-    answer = webhooks.post(url, b"{}", {}, timeout=5)
+    answer = transport.post(url, b"{}", {}, timeout=5)
     assert answer.status is None and "refused" in answer.error.lower()
 
 

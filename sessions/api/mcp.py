@@ -35,6 +35,7 @@ from pydantic import TypeAdapter
 
 from sessions.api import schemas
 from sessions.domain import vocabulary
+from sessions.http import error_body, error_response
 from sessions.rules.tokens import user_for_token
 
 PATH = "/mcp"
@@ -301,7 +302,7 @@ def call(tool: Tool, arguments: dict) -> tuple[int, dict]:
         problem = vocabulary.session_id_error(arguments.get(tool.path_argument))
         if problem:
             detail = f"Invalid arguments: {tool.path_argument} {problem}."
-            return 400, {"error": "invalid", "detail": detail}
+            return 400, error_body("invalid", detail)
     path, request = _api_request(_calling.get(), tool, arguments)
     match = resolve(path)
     response = match.func(request, *match.args, **match.kwargs)
@@ -339,7 +340,7 @@ def _refusal(document: dict) -> types.CallToolResult:
 async def _call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
     tool = BY_NAME.get(params.name)
     if tool is None:
-        return _refusal({"error": "unknown_tool", "detail": f"There is no tool {params.name!r}."})
+        return _refusal(error_body("unknown_tool", f"There is no tool {params.name!r}."))
     status, document = await sync_to_async(call)(tool, params.arguments or {})
     if status >= 300:
         return _refusal(document)
@@ -414,7 +415,7 @@ def _scope(request: HttpRequest) -> dict:
 
 
 def _unauthorized(detail: str) -> JsonResponse:
-    response = JsonResponse({"error": "unauthorized", "detail": detail}, status=401)
+    response = error_response(401, "unauthorized", detail)
     response["WWW-Authenticate"] = 'Bearer realm="control-tower"'
     return response
 
@@ -427,10 +428,7 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     with a GET (which would hold a worker for as long as a client keeps it) and no
     session to end with a DELETE."""
     if request.method != "POST":
-        response = JsonResponse(
-            {"error": "method_not_allowed", "detail": "Send MCP messages with POST."},
-            status=405,
-        )
+        response = error_response(405, "method_not_allowed", "Send MCP messages with POST.")
         response["Allow"] = "POST"
         return response
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -445,7 +443,7 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     except RequestDataTooBig:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         detail = f"The body is larger than {limit} bytes."
-        return JsonResponse({"error": "too_large", "detail": detail}, status=413)
+        return error_response(413, "too_large", detail)
     calling = _calling.set(request)
     try:
         status, headers, content = async_to_sync(_serve)(_scope(request), body)

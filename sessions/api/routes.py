@@ -3,7 +3,7 @@
 `{"error", "detail", "fields"?, "session"?}`.
 
 Requests are validated by the schemas; answers are built by `schemas.session_json` and
-`schemas.event_json` and sent as they are (the schemas document them, and schemathesis
+`shapes.event_json` and sent as they are (the schemas document them, and schemathesis
 checks every answer against that document).
 """
 
@@ -24,7 +24,8 @@ from ninja.security import HttpBearer
 from sessions import store
 from sessions.api import schemas
 from sessions.domain import jsonl, vocabulary
-from sessions.readmodels import reading
+from sessions.http import error_response, not_found
+from sessions.readmodels import reading, shapes
 from sessions.rules.append import (
     Conflict,
     Forbidden,
@@ -50,10 +51,6 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, detail: str) -> None:
         super().__init__(detail)
         self.status, self.code, self.detail = status, code, detail
-
-
-def error_response(status: int, code: str, detail: str, **extra) -> JsonResponse:
-    return JsonResponse({"error": code, "detail": detail, **extra}, status=status)
 
 
 class JsonBody(Parser):
@@ -209,10 +206,6 @@ def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return not_found(request)
 
 
-def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return error_response(404, "not_found", f"There is nothing at {request.path}.")
-
-
 def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
     """The request's idempotency key, and whether the client sent it.
 
@@ -355,7 +348,7 @@ def append(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     result, status = event_appended(request, session_id, body, idempotency_key)
-    answer = {"event": schemas.event_json(result.event), "session": view_of_appended(result)}
+    answer = {"event": shapes.event_json(result.event), "session": view_of_appended(result)}
     return JsonResponse(answer, status=status)
 
 
@@ -370,7 +363,7 @@ def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[sche
     records = store.events_page(session_id, page.after, page.limit + 1)
     has_next, records = len(records) > page.limit, records[: page.limit]
     next_url = next_page(request, "after", records[-1].seq) if has_next else None
-    return JsonResponse({"items": [schemas.event_json(e) for e in records], "next": next_url})
+    return JsonResponse({"items": [shapes.event_json(e) for e in records], "next": next_url})
 
 
 @sessions.get(
@@ -461,7 +454,7 @@ def amend_plan(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     result, status = event_appended(request, plan_id, body, idempotency_key)
-    answer = {"event": schemas.event_json(result.event), "plan": plan_of(plan_id)}
+    answer = {"event": shapes.event_json(result.event), "plan": plan_of(plan_id)}
     return JsonResponse(answer, status=status)
 
 
@@ -510,7 +503,7 @@ def metrics_view(request: HttpRequest, window: Query[schemas.MetricsWindow]):
         raise InvalidEvent(
             {"since": f"the window may span at most {vocabulary.MAX_METRICS_WINDOW.days} days"}
         )
-    return JsonResponse(schemas.metrics_json(reading.metrics(since, until)))
+    return JsonResponse(shapes.metrics_json(reading.metrics(since, until)))
 
 
 following = Router(tags=["feed"])
@@ -525,7 +518,7 @@ def feed(request: HttpRequest, query: Query[schemas.FeedQuery]):
     found, next_after = reading.feed(
         query.after, query.limit, event_type=query.type, stream=query.stream, plan=query.plan
     )
-    items = [schemas.feed_item(position, event) for position, event in found]
+    items = [shapes.feed_item(position, event) for position, event in found]
     return JsonResponse({"items": items, "next_after": next_after})
 
 

@@ -5,7 +5,7 @@ Every limit comes from `vocabulary`, so a request the schema admits is one the r
 accept, unless the stream's state refuses it (403, 404, 409).
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from ninja import Schema
@@ -18,6 +18,8 @@ from pydantic import (
 )
 
 from sessions.domain import jsonl, plans, vocabulary
+from sessions.domain.moments import moment
+from sessions.readmodels.shapes import plain
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -145,34 +147,6 @@ class Thresholds(Schema):
         None, description="Blocked without a break this long: needs attention."
     )
     review_after: Minutes | None = Field(None, description="In review this long: needs attention.")
-
-
-ISO_EXAMPLE = "must be an ISO 8601 date and time, e.g. 2026-11-28T09:15:00Z"
-
-
-def moment(value: object, naive_is_utc: bool = False) -> datetime:
-    """A moment to view things as of, in UTC, from ISO 8601 text; in the years 2 to 9998,
-    so that a window of a year either side of it is still a date. Without a UTC offset it
-    is refused, or taken as UTC with `naive_is_utc` (a page's date and time input).
-    Raises ValueError saying what is wrong. (Text only: pydantic would also take a
-    number as seconds since 1970.)"""
-    if not isinstance(value, str):
-        raise ValueError(ISO_EXAMPLE)
-    try:
-        found = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(ISO_EXAMPLE) from None
-    if found.tzinfo is None:
-        if not naive_is_utc:
-            raise ValueError("must have a UTC offset (e.g. Z or +02:00)")
-        found = found.replace(tzinfo=UTC)
-    try:
-        found = found.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("must be in the years 2 to 9998") from None
-    if not 2 <= found.year <= 9998:
-        raise ValueError("must be in the years 2 to 9998")
-    return found
 
 
 AsOf = Annotated[
@@ -434,19 +408,6 @@ class Metrics(Schema):
     )
 
 
-def metrics_json(found: dict) -> dict:
-    """`metrics.metrics` as the `Metrics` schema gives it."""
-    return {
-        **found,
-        "since": _plain(found["since"]),
-        "until": _plain(found["until"]),
-        "throughput": {
-            day: {outcome: n for outcome, n in counts.items() if n}
-            for day, counts in found["throughput"].items()
-        },
-    }
-
-
 class FeedSessionEvent(Event):
     position: int = Field(description="The event's place in the global order.")
 
@@ -458,10 +419,6 @@ class FeedPlanEvent(PlanEvent):
 class FeedPage(Schema):
     items: list[FeedSessionEvent | FeedPlanEvent]
     next_after: int = Field(description="Ask again with after=this: nothing is missed.")
-
-
-def feed_item(position: int, event: object) -> dict:
-    return {"position": position, **event_json(event)}
 
 
 class PlanAppended(Schema):
@@ -497,14 +454,8 @@ class Error(Schema):
     plan: Plan | None = None
 
 
-def _plain(value: object) -> object:
-    return jsonl.format_timestamp(value) if isinstance(value, datetime) else value
-
-
 def _blockers_json(view: object) -> list[dict]:
-    return [
-        {name: _plain(getattr(b, name)) for name in Blocker.model_fields} for b in view.blockers
-    ]
+    return [{name: plain(getattr(b, name)) for name in Blocker.model_fields} for b in view.blockers]
 
 
 def session_json(view: object) -> dict:
@@ -512,10 +463,10 @@ def session_json(view: object) -> dict:
 
     Read straight off the view by the schema's own field list: validating the view
     through pydantic cost a sixth of an append request (bench/RESULTS.md)."""
-    shaped = {name: _plain(getattr(view, name)) for name in Session.model_fields}
+    shaped = {name: plain(getattr(view, name)) for name in Session.model_fields}
     shaped["blockers"] = _blockers_json(view)
     if view.attention is not None:
-        shaped["attention"] = {"kind": view.attention.kind, "since": _plain(view.attention.since)}
+        shaped["attention"] = {"kind": view.attention.kind, "since": plain(view.attention.since)}
     return shaped
 
 
@@ -532,8 +483,8 @@ def plan_json(view: object) -> dict:
         "ready": view.ready,
         "critical_path": view.critical_path,
         "seq": view.seq,
-        "created_at": _plain(view.created_at),
-        "last_event_at": _plain(view.last_event_at),
+        "created_at": plain(view.created_at),
+        "last_event_at": plain(view.last_event_at),
         "nodes": [
             {
                 "key": node.key,
@@ -545,8 +496,3 @@ def plan_json(view: object) -> dict:
             for node in view.nodes
         ],
     }
-
-
-def event_json(event: object) -> dict:
-    """An event as the API and JSONL give it (`jsonl.event_dict` is the one shape)."""
-    return jsonl.event_dict(event)

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 
 from sessions.domain import plans, vocabulary
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 
 SUFFIX = ".jsonl"
 COMMON_KEYS = ("session", "seq", "type", "timestamp", "actor")

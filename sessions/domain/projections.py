@@ -16,34 +16,12 @@ from sessions.domain.vocabulary import (
     BLOCKED,
     CLOSE,
     DONE,
-    EVENT_FIELDS,
     IN_REVIEW,
     MAX_BLOCKERS_SHOWN,
     START,
     STATUS_AFTER,
     UNBLOCK,
 )
-
-
-class EventRecord(NamedTuple):
-    session: str
-    seq: int
-    type: str
-    timestamp: datetime
-    actor: str
-    title: str | None = None
-    reason: str | None = None
-    note: str | None = None
-    plan: str | None = None  # a session's start: the plan and node it works on
-    node: str | None = None
-    outcome: str | None = None  # a session's close
-    nodes: list | None = None  # a plan event's graph changes
-    needs: list | None = None
-    drop_needs: list | None = None
-    retire: list | None = None
-
-
-assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"
 
 
 def status(events):

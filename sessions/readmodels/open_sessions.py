@@ -19,10 +19,10 @@ only. Restoring an older copy of the database under a running server needs a res
 import threading
 from dataclasses import dataclass, field
 
-from django.db import connection
-
 from sessions import store
 from sessions.domain import vocabulary
+from sessions.readmodels.kept import ReadModel, committed_reads_only
+from sessions.store import connections
 
 
 @dataclass
@@ -43,15 +43,14 @@ class _Model:
         self.open, self.runs, self.safe = set(), {}, store.SafePosition()
 
     def catch_up(self) -> None:
-        if connection.in_atomic_block:
+        if not committed_reads_only():
             # Inside a transaction a reader sees its own rows, which may be rolled back.
             return
-        with connection.cursor() as cursor:
-            watermark = self.safe.advance(cursor)
-            if watermark < self.watermark:
-                # The table lost rows, which only a restore of the database does.
-                self.forget()
-                watermark = self.safe.advance(cursor)
+        watermark = self.safe.advance()
+        if watermark < self.watermark:
+            # The table lost rows, which only a restore of the database does.
+            self.forget()
+            watermark = self.safe.advance()
         if watermark > self.watermark:
             started = store.streams_of_types([vocabulary.START], self.watermark, watermark)
             closed = store.streams_of_types([vocabulary.CLOSE], self.watermark, watermark)
@@ -74,13 +73,30 @@ class _Model:
         self.runs.update(found)
 
 
-_models = {}
-_models_lock = threading.Lock()
+class _OpenSessions(ReadModel):
+    """One `_Model` per database."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.models: dict[str, _Model] = {}
+        self.lock = threading.Lock()
+
+    def model(self) -> _Model:
+        with self.lock:
+            return self.models.setdefault(connections.database_alias(), _Model())
+
+    def forget(self) -> None:
+        with self.lock:
+            for model in self.models.values():
+                with model.lock:
+                    model.forget()
 
 
-def _model():
-    with _models_lock:
-        return _models.setdefault(connection.alias, _Model())
+OPEN = _OpenSessions()
+
+
+def _model() -> _Model:
+    return OPEN.model()
 
 
 def below_watermark():
@@ -106,14 +122,6 @@ def blocked_runs() -> dict:
         else:
             runs.pop(session, None)
     return runs
-
-
-def forget():
-    """Drop every process-held set, e.g. after the database was emptied or restored."""
-    with _models_lock:
-        for model in _models.values():
-            with model.lock:
-                model.forget()
 
 
 def safe_position() -> int:

@@ -17,12 +17,13 @@ used plans are dropped beyond the bound of `GRAPHS`.
 
 from sessions import store
 from sessions.domain import plans, vocabulary
-from sessions.domain.projections import EventRecord
-from sessions.readmodels.kept import Kept
+from sessions.domain.records import EventRecord
+from sessions.readmodels.kept import Kept, always
 
 _SEQ = EventRecord._fields.index("seq")
 
-GRAPHS = Kept(bound=1_000)  # (the last row folded, its graph) per plan
+# (the last row folded, its graph) per plan, keyed by that whole row: kept always.
+GRAPHS = Kept(bound=1_000, keep_when=always)
 
 
 def graph(plan_id: str) -> plans.Graph | None:

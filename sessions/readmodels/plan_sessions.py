@@ -24,12 +24,11 @@ node_states_after`), worked out again otherwise. Nothing is written anywhere.
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from django.db import connection
-
 from sessions import store
 from sessions.domain import plans
 from sessions.domain.plans import NodeSession
-from sessions.readmodels.kept import Kept
+from sessions.readmodels.kept import Kept, own_transaction
+from sessions.store import connections
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,9 @@ class Found(NamedTuple):
     keys: frozenset[tuple[str, str]] | None
 
 
-KNOWN = Kept(bound=1_000)
+# Kept by a reader holding the plan's lock in a transaction of its own (no enclosing one)
+# that has written nothing yet: what it reads is committed.
+KNOWN = Kept(bound=1_000, keep_when=own_transaction)
 
 
 def node_states(plan_id: str, graph: plans.Graph) -> Found:
@@ -56,7 +57,7 @@ def node_states(plan_id: str, graph: plans.Graph) -> Found:
     sessions), for a caller holding the plan's lock (`store.holding`) that has written
     nothing in its transaction yet. When only starts came since the states kept for the
     same graph, those are brought up to date instead of worked out again."""
-    if connection.savepoint_ids:  # `holding`'s transaction sits inside another one
+    if connections.in_nested_transaction():  # `holding`'s transaction sits inside another
         return Found(plans.node_states(graph, store.node_sessions(plan_id)), None)
     known = KNOWN.get(plan_id)
     update = _caught_up(plan_id, known) if known is not None else None

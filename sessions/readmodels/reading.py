@@ -7,7 +7,6 @@ event in SQL (the last transition wins); what is shown is always computed by
 `projections` from the loaded streams.
 """
 
-import threading
 from datetime import timedelta
 
 from django.conf import settings
@@ -17,6 +16,7 @@ from sessions import store
 from sessions.domain import metrics as flow_metrics
 from sessions.domain import plans, projections, vocabulary
 from sessions.readmodels import open_sessions, time_spent
+from sessions.readmodels.kept import Kept, always
 
 
 def version():
@@ -209,9 +209,8 @@ def needing_attention(rows, now, limits, at=None):
 # Strip lines by (session, last seq, last event's time): a stream's events up to a seq
 # never change, so neither does its line, and the strip's sessions are mostly the same
 # from one poll to the next. Bounded; an entry costs a few hundred bytes.
-_LINES: dict[tuple, projections.AttentionLine] = {}
-_LINES_KEPT = 1000
-_lines_lock = threading.Lock()
+# Keyed by the row they were read up to, so kept always.
+LINES = Kept(bound=1000, keep_when=always)
 
 
 def attention_lines(last_events, at=None):
@@ -227,18 +226,14 @@ def attention_lines(last_events, at=None):
         }
     lengths = store.stream_lengths(list(last_events))
     keys = {i: (i, seq, last_events[i]) for i, seq in lengths.items()}
-    with _lines_lock:
-        lines = {i: _LINES[key] for i, key in keys.items() if key in _LINES}
+    lines = {i: line for i, key in keys.items() if (line := LINES.get(key)) is not None}
     missing = {i: length for i, length in lengths.items() if i not in lines}
     streams = _whole_streams(missing)
     for session_id in missing.keys() - streams.keys():
         streams[session_id] = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)[0]
     found = {i: projections.attention_line(i, events) for i, events in streams.items()}
-    with _lines_lock:
-        for session_id, line in found.items():
-            _LINES[keys[session_id]] = line
-        while len(_LINES) > _LINES_KEPT:
-            del _LINES[next(iter(_LINES))]
+    for session_id, line in found.items():
+        LINES.put(keys[session_id], line)
     return {**lines, **found}
 
 

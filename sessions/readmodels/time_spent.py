@@ -8,7 +8,7 @@ and a stream grows only at its end, so a sum once made stays true: each process 
 per stream, the sums up to its last event then, and adds only the spans of the events
 after it. The first view of a long stream in a process pays for the whole stream once;
 a view of a stream that has not grown since pays nothing; an append made by this process
-adds its own span without asking (`appended`). Nothing is written anywhere.
+adds its own span without asking (`kept.appended`). Nothing is written anywhere.
 
 Sums are kept only when read outside a transaction, where a reader sees committed rows
 only (a rolled-back append must not be counted). The least recently read streams are
@@ -18,10 +18,8 @@ dropped beyond the bound of `SUMS`, and summed again if read again.
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import connection
-
 from sessions import store
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.readmodels.kept import Kept
 
 
@@ -31,7 +29,20 @@ class _Sums:
     last: EventRecord  # the event they are summed up to (its own span not yet)
 
 
-SUMS = Kept(bound=20_000)
+class _SumsKept(Kept):
+    def appended(self, previous: EventRecord, event: EventRecord) -> None:
+        """Add the span between `previous` and `event` to the sums kept up to `previous`,
+        if any, instead of asking later."""
+        kept = self.get(event.session)
+        if kept is None or kept.last.seq != previous.seq or event.seq != previous.seq + 1:
+            return
+        span = (event.timestamp - previous.timestamp) // timedelta(microseconds=1)
+        total = dict(kept.spans)
+        total[previous.type] = total.get(previous.type, 0) + span
+        self.put(event.session, _Sums(total, event))
+
+
+SUMS = _SumsKept(bound=20_000)
 
 
 def spans(stream: str, last: EventRecord) -> dict[str, int]:
@@ -46,22 +57,5 @@ def spans(stream: str, last: EventRecord) -> dict[str, int]:
     for kind, microseconds in added.items():
         total[kind] = total.get(kind, 0) + microseconds
     if reached == last.seq:
-        _keep(stream, _Sums(total, last))
+        SUMS.put(stream, _Sums(total, last))
     return total
-
-
-def appended(previous: EventRecord, event: EventRecord) -> None:
-    """`event` was just committed after `previous` in its stream: add the span between
-    them to the sums kept up to `previous`, if any, instead of asking later."""
-    kept = SUMS.get(event.session)
-    if kept is None or kept.last.seq != previous.seq or event.seq != previous.seq + 1:
-        return
-    span = (event.timestamp - previous.timestamp) // timedelta(microseconds=1)
-    total = dict(kept.spans)
-    total[previous.type] = total.get(previous.type, 0) + span
-    _keep(event.session, _Sums(total, event))
-
-
-def _keep(stream: str, sums: _Sums) -> None:
-    if not connection.in_atomic_block:
-        SUMS.put(stream, sums)

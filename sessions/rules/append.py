@@ -12,13 +12,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError
 from django.utils import timezone
 
 from sessions import store
 from sessions.domain import plans, projections, vocabulary
-from sessions.domain.projections import EventRecord
-from sessions.readmodels import plan_graphs, plan_sessions, time_spent
+from sessions.domain.records import EventRecord
+from sessions.readmodels import kept, plan_graphs, plan_sessions
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
 _ATTEMPTS = 20
@@ -151,8 +150,8 @@ def append_event(
     held = event_type in vocabulary.PLAN_EVENT_TYPES
     result = _retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
     if result.previous is not None:
-        # Committed: the process's time-spent sums take its span without asking again.
-        time_spent.appended(result.previous, result.event)
+        # Committed: the process's read models take it in without asking again.
+        kept.appended(result.previous, result.event)
     return result
 
 
@@ -161,7 +160,7 @@ def _retrying_races(write):
     for attempt in range(_ATTEMPTS - 1):
         try:
             return write(attempt)
-        except IntegrityError:
+        except store.RaceLost:
             continue  # another writer took this seq first: read the new tail, try again
     return write(_ATTEMPTS - 1)
 

@@ -8,7 +8,7 @@ user can be deactivated, but not deleted or renamed. (A user who never acted may
 
 from django.contrib.auth import get_user_model
 
-from sessions.models import Event
+from sessions import store
 
 
 class IdentityInUse(Exception):
@@ -16,7 +16,7 @@ class IdentityInUse(Exception):
 
 
 def has_acted(username: str) -> bool:
-    return Event.objects.filter(actor=username).exists()
+    return store.has_acted(username)
 
 
 def refuse_delete(sender, instance, **kwargs) -> None:

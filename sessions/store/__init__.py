@@ -27,6 +27,7 @@ from sessions.store.board import (
     board_rows_as_of,
     events_page,
     every_stream,
+    has_acted,
     listing,
     newest_position,
     session_exists,
@@ -44,7 +45,9 @@ from sessions.store.streams import (
     stream_lengths,
     stream_spans,
 )
+from sessions.store.tokens import token_user
 from sessions.store.writing import (
+    RaceLost,
     appending,
     claim_event,
     holding,
@@ -56,6 +59,7 @@ from sessions.store.writing import (
 )
 
 __all__ = [
+    "RaceLost",
     "SafePosition",
     "appending",
     "blocked_run_changes_after",
@@ -67,6 +71,7 @@ __all__ = [
     "events_page",
     "every_stream",
     "flow_folds",
+    "has_acted",
     "holding",
     "insert",
     "insert_many",
@@ -88,4 +93,5 @@ __all__ = [
     "stream_tail",
     "streams_as_of",
     "streams_of_types",
+    "token_user",
 ]

@@ -13,7 +13,8 @@ from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from sessions.domain import vocabulary
-from sessions.domain.projections import EventRecord, Thresholds
+from sessions.domain.projections import Thresholds
+from sessions.domain.records import EventRecord
 from sessions.models import Event
 from sessions.store.database import (
     iter_records,
@@ -213,3 +214,8 @@ def every_stream(ids: Sequence[str] = ()) -> Iterator[EventRecord]:
     if ids:
         rows = rows.filter(session__in=list(ids))
     return iter_records(rows)
+
+
+def has_acted(username: str) -> bool:
+    """Whether any event names `username` as its actor."""
+    return Event.objects.filter(actor=username).exists()

@@ -5,12 +5,13 @@ request), so a later run returns the event an earlier one may have committed ins
 of appending it twice: the caller gets a success, or nothing was written.
 """
 
+import contextlib
 import functools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from django.db import InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.http import HttpRequest
 
 # The pause before each run, in seconds. A dropped backend or a restarting server takes
@@ -56,3 +57,35 @@ def server_key(request: HttpRequest, prefix: str) -> str:
     if not hasattr(request, "_tower_key"):
         request._tower_key = f"{prefix}-{uuid.uuid4().hex}"
     return request._tower_key
+
+
+@contextlib.contextmanager
+def unavailable_on_fault() -> Iterator[None]:
+    """Any database error inside becomes `DatabaseUnavailable`, with the connection
+    closed, so the next statement opens a new one (a loop that outlives a restart)."""
+    try:
+        yield
+    except DatabaseError as fault:
+        connection.close()
+        raise DatabaseUnavailable from fault
+
+
+def close() -> None:
+    """Close this thread's connection (a thread that ends, or one that starts over)."""
+    connection.close()
+
+
+def reads_committed_only() -> bool:
+    """Whether a read now sees committed rows only: no transaction is open, so nothing
+    read can still be rolled back (what a read model may keep)."""
+    return not connection.in_atomic_block
+
+
+def in_nested_transaction() -> bool:
+    """Whether the current transaction sits inside another one."""
+    return bool(connection.savepoint_ids)
+
+
+def database_alias() -> str:
+    """The alias of the database this thread reads, to keep what is read per database."""
+    return connection.alias

@@ -16,7 +16,7 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import QuerySet
 
 from sessions.domain import vocabulary
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 
 TABLE = "tower_event"
 # An event's stored columns after its id, in `EventRecord` order: the one field list that

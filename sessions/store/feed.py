@@ -5,10 +5,9 @@ position range."""
 from collections.abc import Sequence
 
 from django.db import connection
-from django.db.backends.utils import CursorWrapper
 
 from sessions.domain import vocabulary
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.store.database import RECORD_COLUMNS, TABLE, reading_cursor, records_from_rows
 
 # Reading by position ------------------------------------------------------------------
@@ -39,13 +38,14 @@ class SafePosition:
         # PostgreSQL: (newest id seen, the snapshot's xmax then), oldest first.
         self.sightings: list[tuple[int, int]] = []
 
-    def advance(self, cursor: CursorWrapper) -> int:
+    def advance(self) -> int:
         """The safe position now (never lower than before, unless rows were lost)."""
-        if connection.vendor == "sqlite":
-            cursor.execute(f"SELECT MAX(id) FROM {TABLE}")
-            return cursor.fetchone()[0] or 0
-        cursor.execute(_SEEN_POSTGRESQL)
-        newest, xmin, xmax = cursor.fetchone()
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute(f"SELECT MAX(id) FROM {TABLE}")
+                return cursor.fetchone()[0] or 0
+            cursor.execute(_SEEN_POSTGRESQL)
+            newest, xmin, xmax = cursor.fetchone()
         newest = newest or 0
         if not self.sightings or self.sightings[-1][0] != newest:
             self.sightings.append((newest, xmax))

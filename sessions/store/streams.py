@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from django.db import connection
 
 from sessions.domain import vocabulary
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.store.database import (
     RECORD_COLUMNS,
     TABLE,

@@ -7,10 +7,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from sessions.domain import vocabulary
-from sessions.domain.projections import EventRecord
+from sessions.domain.records import EventRecord
 from sessions.store.database import (
     COLUMNS,
     RECORD_COLUMNS,
@@ -55,6 +55,11 @@ def _sqlite_writer_turn() -> Iterator[None]:
 _LOCK = "pg_advisory_xact_lock(hashtextextended(%s, 0))"  # a stream's, on PostgreSQL
 
 
+class RaceLost(Exception):
+    """Another writer appended to one of these streams first: read the new tail and try
+    again (the append's own transaction, if any, was rolled back)."""
+
+
 @contextmanager
 def holding(*streams: str) -> Iterator[None]:
     """A transaction that holds `streams` against every other writer, taken in the
@@ -65,14 +70,17 @@ def holding(*streams: str) -> Iterator[None]:
     """
     vendor = current_database().vendor
     queue = _sqlite_writer_turn() if vendor == "sqlite" else nullcontext()
-    with queue, transaction.atomic():
-        if vendor == "postgresql":
-            # One round trip: the locks, in the order given, then the transaction id,
-            # taken before any event id, which is what lets readers tell when no lower
-            # event id can still commit (`SafePosition`).
-            locks = ", ".join([_LOCK] * len(streams))
-            run_prepared(f"SELECT {locks}, pg_current_xact_id()", list(streams))
-        yield
+    try:
+        with queue, transaction.atomic():
+            if vendor == "postgresql":
+                # One round trip: the locks, in the order given, then the transaction id,
+                # taken before any event id, which is what lets readers tell when no lower
+                # event id can still commit (`SafePosition`).
+                locks = ", ".join([_LOCK] * len(streams))
+                run_prepared(f"SELECT {locks}, pg_current_xact_id()", list(streams))
+            yield
+    except IntegrityError as error:  # a row another writer took first: rolled back
+        raise RaceLost(streams) from error
 
 
 @contextmanager
@@ -82,14 +90,17 @@ def appending(*streams: str, locked: bool = False) -> Iterator[None]:
     transaction. That one holds nothing while it reads the stream in autocommit; its
     insert is a transaction of its own, sent in one round trip, that takes the stream's
     lock first (so it never slips between a holder's read and insert), and the unique
-    (session, seq) decides a race: the loser's insert raises IntegrityError, and it
-    tries again holding the stream, where it cannot lose. Five round trips (begin, lock,
+    (session, seq) decides a race: the loser's insert raises `RaceLost`, and it tries
+    again holding the stream, where it cannot lose. Five round trips (begin, lock,
     read, insert, commit) become two. An append that spans streams (a start on a plan's
     node holds the plan) always holds them, and so does SQLite, where writers take turns
     anyway and queue best on its file lock."""
     db = current_database()
     if not locked and len(streams) == 1 and db.vendor == "postgresql" and not db.in_atomic_block:
-        yield
+        try:
+            yield
+        except IntegrityError as error:  # another writer took the seq first
+            raise RaceLost(streams) from error
         return
     with holding(*streams):
         yield

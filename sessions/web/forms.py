@@ -230,7 +230,7 @@ class TokenForm(forms.ModelForm):
 
 
 class SubscriptionForm(forms.ModelForm):
-    """A new webhook: where to, in which shape, and the feed's filters. `webhooks.subscribe`
+    """A new webhook: where to, in which shape, and the feed's filters. `subscriptions.subscribe`
     makes it (with its secret and its cursor at the feed's end), so this form is never saved."""
 
     url = forms.URLField(

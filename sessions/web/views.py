@@ -15,13 +15,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from sessions import store
-from sessions.api import mcp as mcp_tools
-from sessions.api import routes as api
-from sessions.api import schemas
+from sessions import http, store
 from sessions.domain import metrics as flow_metrics
-from sessions.domain import plans, vocabulary
-from sessions.readmodels import reading
+from sessions.domain import moments, plans, vocabulary
+from sessions.readmodels import reading, shapes
 from sessions.rules import tokens
 from sessions.rules.append import (
     Conflict,
@@ -47,7 +44,7 @@ from sessions.web.forms import (
     SubscriptionForm,
     TokenForm,
 )
-from sessions.webhooks import worker as webhooks
+from sessions.webhooks import payloads, subscriptions, transport
 
 # How the refusals that leave no form to re-show are said to a browser.
 STATUS_OF = {Forbidden: 403, UnknownSession: 404}
@@ -124,12 +121,12 @@ def board_filters(request):
 def as_of_moment(request):
     """The moment a page is asked for as of (`?at=`, ISO 8601; without an offset, UTC,
     as a date and time input sends it), or None for now. The API's rule for a moment
-    (`schemas.moment`); one it refuses is a `BadMoment`."""
+    (`moments.moment`); one it refuses is a `BadMoment`."""
     text = request.GET.get("at", "").strip()
     if not text:
         return None
     try:
-        return schemas.moment(text, naive_is_utc=True)
+        return moments.moment(text, naive_is_utc=True)
     except ValueError as exc:
         raise BadMoment(f"The moment {text!r} {exc}.") from None
 
@@ -525,7 +522,7 @@ def metrics_page(request):
     window = form.cleaned_data if valid else initial
     first = datetime.combine(window["since"], time(0), UTC)
     end = datetime.combine(window["until"], time(0), UTC) + timedelta(days=1)
-    found = schemas.metrics_json(reading.metrics(first, end))
+    found = shapes.metrics_json(reading.metrics(first, end))
     days = list(found["flow"])
     context = {
         "form": form,
@@ -566,7 +563,7 @@ def token_list(request):
         "tokens": tokens.visible_tokens(request.user),
         "api_url": request.build_absolute_uri("/api"),
         "mcp_config": mcp_client_config(
-            request.build_absolute_uri(mcp_tools.PATH), made[1] if made else "<your token>"
+            request.build_absolute_uri(reverse("mcp")), made[1] if made else "<your token>"
         ),
     }
     return render(request, "sessions/tokens.html", context, status=400 if form.errors else 200)
@@ -593,22 +590,22 @@ def webhook_list(request):
     deliveries and their last status, send a ping, remove one."""
     form = SubscriptionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        webhooks.subscribe(request.user, **form.cleaned_data)
+        subscriptions.subscribe(request.user, **form.cleaned_data)
         return redirect("webhooks")
     context = {
         "form": form,
         "subscriptions": [
-            (row, webhooks.recent_deliveries(row))
-            for row in webhooks.visible_subscriptions(request.user)
+            (row, subscriptions.recent_deliveries(row))
+            for row in subscriptions.visible_subscriptions(request.user)
         ],
-        "signature_header": webhooks.SIGNATURE_HEADER,
-        "delivery_header": webhooks.DELIVERY_HEADER,
+        "signature_header": payloads.SIGNATURE_HEADER,
+        "delivery_header": payloads.DELIVERY_HEADER,
     }
     return render(request, "sessions/webhooks.html", context, status=400 if form.errors else 200)
 
 
 def _visible_subscription(request, subscription_id):
-    found = webhooks.visible_subscriptions(request.user).filter(pk=subscription_id).first()
+    found = subscriptions.visible_subscriptions(request.user).filter(pk=subscription_id).first()
     if found is None:
         raise Http404("No such webhook.")
     return found
@@ -617,19 +614,19 @@ def _visible_subscription(request, subscription_id):
 @login_required
 @require_POST
 def webhook_ping(request, subscription_id):
-    webhooks.ping(_visible_subscription(request, subscription_id))
+    transport.ping(_visible_subscription(request, subscription_id))
     return redirect("webhooks")
 
 
 @login_required
 @require_POST
 def webhook_remove(request, subscription_id):
-    webhooks.remove(_visible_subscription(request, subscription_id))
+    subscriptions.remove(_visible_subscription(request, subscription_id))
     return redirect("webhooks")
 
 
 def page_not_found(request, exception):
     """JSON for the API, the usual page elsewhere."""
     if request.path.startswith("/api/"):
-        return api.not_found(request)
+        return http.not_found(request)
     return defaults.page_not_found(request, exception)

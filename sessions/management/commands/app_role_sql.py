@@ -1,21 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
 
-EVENTS = "tower_event"
-
-
-def grants(role: str) -> list[str]:
-    """What the app's database role may do: everything on operational tables (users,
-    sign-in sessions, tokens, throttling), and on the event table SELECT and INSERT only,
-    so that not even the app's own connection can rewrite history."""
-    quote = connection.ops.quote_name
-    tables = [t for t in connection.introspection.table_names() if t != EVENTS]
-    statements = [
-        f"GRANT SELECT, INSERT ON {quote(EVENTS)} TO {quote(role)}",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(map(quote, tables))} TO {quote(role)}",
-        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {quote(role)}",
-    ]
-    return statements
+from sessions.store import roles
 
 
 class Command(BaseCommand):
@@ -28,7 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("role")
 
     def handle(self, *args, role, **options):
-        if connection.vendor != "postgresql":
+        if not roles.has_roles():
             raise CommandError("Database roles are PostgreSQL's; SQLite has none.")
-        for statement in grants(role):
+        for statement in roles.grants(role):
             self.stdout.write(f"{statement};")

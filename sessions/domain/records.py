@@ -1,0 +1,28 @@
+"""The event record: one stored event as every layer passes it around (a named tuple,
+so rows read from the store need no model instances)."""
+
+from datetime import datetime
+from typing import NamedTuple
+
+from sessions.domain.vocabulary import EVENT_FIELDS
+
+
+class EventRecord(NamedTuple):
+    session: str
+    seq: int
+    type: str
+    timestamp: datetime
+    actor: str
+    title: str | None = None
+    reason: str | None = None
+    note: str | None = None
+    plan: str | None = None  # a session's start: the plan and node it works on
+    node: str | None = None
+    outcome: str | None = None  # a session's close
+    nodes: list | None = None  # a plan event's graph changes
+    needs: list | None = None
+    drop_needs: list | None = None
+    retire: list | None = None
+
+
+assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"

@@ -1,0 +1,56 @@
+"""The token lookup every API request makes: a token's digest to its active user."""
+
+import functools
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import connection
+
+from sessions.models import ApiToken
+from sessions.store.database import aware_utc, run_prepared
+
+_FLAGS = ("is_active", "is_staff", "is_superuser")
+
+
+@functools.cache
+def _user_query(vendor, user_model):
+    """The token lookup's SQL and the user fields it reads: those an API request needs,
+    in the model's field order (as `from_db` takes them); others load on first access.
+    Every name comes from the user model's own metadata, so a custom user model works
+    (one without `is_active` is active, as Django's `AbstractBaseUser` says). Built once
+    per database kind: quoting is all that differs."""
+    meta = user_model._meta
+    concrete = {f.attname for f in meta.concrete_fields}
+    wanted = {meta.pk.attname, user_model.USERNAME_FIELD, *(f for f in _FLAGS if f in concrete)}
+    fields = [f for f in meta.concrete_fields if f.attname in wanted]
+    quote = connection.ops.quote_name
+    columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
+    token_user, user_key = ApiToken._meta.get_field("user").column, meta.pk.column
+    sql = (
+        f"SELECT t.id, t.last_used_at, {columns} FROM {quote(meta.db_table)} u"
+        f" JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(token_user)} = u.{quote(user_key)}"
+        " WHERE t.digest = %s AND t.revoked_at IS NULL"
+    )
+    if "is_active" in concrete:
+        sql += f" AND u.{quote(meta.get_field('is_active').column)}"
+    return sql, [f.attname for f in fields]
+
+
+def token_user(digest: str) -> tuple[int, datetime | None, AbstractBaseUser] | None:
+    """(the token's id, when it was last used, its active user) for a live token's
+    digest, or None.
+
+    Every API request runs this, so it is one fixed query, prepared (`run_prepared`), and
+    the user is built with `from_db` from the fields a request needs (the ORM's
+    select_related query took longer to build than to run; a raw queryset still cost a
+    tenth of an append request, bench/RESULTS.md §2).
+    """
+    user_model = get_user_model()
+    sql, fields = _user_query(connection.vendor, user_model)
+    rows = run_prepared(sql, [digest])
+    if not rows:
+        return None
+    token_id, last_used, *values = rows[0]
+    user = user_model.from_db(connection.alias, fields, values)
+    return token_id, None if last_used is None else aware_utc(last_used), user

@@ -1,0 +1,75 @@
+"""What a webhook sends: the headers' names, the signature, the delivery's id, and the
+body of an event (the feed's item, or a line for Slack) or of a ping."""
+
+import hashlib
+import hmac
+import json
+from datetime import datetime
+
+from sessions.domain import vocabulary
+from sessions.domain.records import EventRecord
+from sessions.models import Subscription
+from sessions.readmodels import reading, shapes
+
+SIGNATURE_HEADER = "X-Tower-Signature-256"
+DELIVERY_HEADER = "X-Tower-Delivery"
+EVENT_HEADER = "X-Tower-Event"
+PING = "ping"
+USER_AGENT = "ControlTower-Webhooks/1"
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The `X-Tower-Signature-256` header of `body`: its HMAC-SHA256 under `secret`."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def delivery_id(subscription: Subscription, position: int) -> str:
+    """Stable across retries and restarts, so a receiver can drop a repeat."""
+    return f"{subscription.pk}-{position}"
+
+
+_SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+# What each event says its actor did to the session or plan (its title in bold).
+_SLACK_DEEDS = {
+    vocabulary.START: "started {title}",
+    vocabulary.BLOCK: "blocked {title}",
+    vocabulary.UNBLOCK: "unblocked {title}",
+    vocabulary.REVIEW: "sent {title} to review",
+    vocabulary.CLOSE: "closed {title}",
+    vocabulary.PLAN_CREATE: "made the plan {title}",
+    vocabulary.PLAN_AMEND: "amended the plan {title}",
+}
+
+
+def slack_text(event: EventRecord, title: str | None) -> str:
+    """One line for a Slack channel, e.g. "agent-7 blocked *Fix flaky login test*: needs
+    the CI secrets rotated". Slack's three control characters are escaped."""
+
+    def plain(text: str) -> str:
+        return text.translate(_SLACK_ESCAPES)
+
+    named = f"*{plain(title or event.session)}*"
+    line = f"{plain(event.actor)} {_SLACK_DEEDS[event.type].format(title=named)}"
+    if event.outcome:
+        line += f" ({event.outcome})"
+    said = event.reason or event.note
+    return f"{line}: {plain(said)}" if said else line
+
+
+def event_body(subscription: Subscription, position: int, event: EventRecord) -> bytes:
+    """The POSTed body: the feed's item, or for Slack a message naming the title."""
+    if subscription.payload == Subscription.SLACK:
+        title = event.title or reading.title(event.session)
+        document = {"text": slack_text(event, title)}
+    else:
+        document = shapes.feed_item(position, event)
+    return json.dumps(document, ensure_ascii=False).encode()
+
+
+def ping_body(subscription: Subscription, now: datetime) -> bytes:
+    if subscription.payload == Subscription.SLACK:
+        document = {"text": f"Control Tower: webhook {subscription.pk} is set up for this channel."}
+    else:
+        document = {"type": PING, "subscription": subscription.pk, "sent_at": now.isoformat()}
+    return json.dumps(document).encode()

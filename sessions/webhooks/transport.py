@@ -1,0 +1,91 @@
+"""Sending one webhook request: a POST that follows no redirect and raises nothing for a
+network failure, signed; and a ping, sent now and logged."""
+
+import http.client
+import secrets
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from sessions.models import Delivery, Subscription
+from sessions.webhooks.payloads import (
+    DELIVERY_HEADER,
+    EVENT_HEADER,
+    PING,
+    SIGNATURE_HEADER,
+    USER_AGENT,
+    ping_body,
+    signature,
+)
+
+# A ping is sent while its maker waits for the page.
+PING_TIMEOUT_SECONDS = 5
+# What is kept of a failed try's explanation (the column's length).
+ERROR_MAX = Delivery._meta.get_field("error").max_length
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int | None  # None: no HTTP answer at all
+    error: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is not a delivery: a 3xx is reported, not followed."""
+
+    def redirect_request(self, *args, **kwargs) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects)
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+    """POST `body` once; what came back (no exception escapes for a network failure)."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with _opener.open(request, timeout=timeout) as response:
+            response.read(65536)
+            return Answer(response.status)
+    except urllib.error.HTTPError as answered:
+        answered.close()
+        return Answer(answered.code, f"answered {answered.code} {answered.reason}"[:ERROR_MAX])
+    except urllib.error.URLError as failed:
+        return Answer(None, str(failed.reason)[:ERROR_MAX])
+    except (OSError, http.client.HTTPException, ValueError) as failed:
+        return Answer(None, (str(failed) or type(failed).__name__)[:ERROR_MAX])
+
+
+def send(
+    subscription: Subscription, body: bytes, delivery: str, kind: str, timeout: float
+) -> Answer:
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        DELIVERY_HEADER: delivery,
+        EVENT_HEADER: kind,
+        SIGNATURE_HEADER: signature(subscription.secret, body),
+    }
+    return post(subscription.url, body, headers, timeout)
+
+
+def ping(subscription: Subscription) -> Delivery:
+    """Send a ping now and log it as a delivery without a position."""
+    now = timezone.now()
+    delivery = f"{subscription.pk}-{PING}-{secrets.token_hex(4)}"
+    answer = send(subscription, ping_body(subscription, now), delivery, PING, PING_TIMEOUT_SECONDS)
+    return Delivery.objects.create(
+        subscription=subscription,
+        delivery_id=delivery,
+        attempts=1,
+        status=answer.status,
+        error=answer.error,
+        last_tried_at=now,
+        delivered_at=now if answer.delivered else None,
+    )
