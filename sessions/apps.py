@@ -9,6 +9,7 @@ class TowerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from sessions import config  # noqa: F401  (registers the settings' checks)
         from sessions.rules import identity
         from sessions.webhooks import subscriptions as webhooks
 

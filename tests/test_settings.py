@@ -91,3 +91,10 @@ def test_django_s_sqlite_is_the_pinned_wheel_s_not_the_system_s():
 
     assert base.Database is pysqlite3.dbapi2
     assert base.Database.sqlite_version_info >= (3, 51)
+
+
+def test_a_setting_no_board_could_work_with_fails_the_check_naming_it():
+    result = manage("check", DEBUG="1", POLL_SECONDS="0")
+    assert result.returncode != 0
+    assert "tower.E001" in result.stderr
+    assert "POLL_SECONDS must be a whole number of at least 1, not 0" in result.stderr

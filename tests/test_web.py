@@ -1,5 +1,6 @@
 """The board, session page and forms over Django's test client (no JavaScript)."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -145,7 +146,7 @@ def test_an_htmx_action_answers_with_the_fresh_card(alice_client, started, alice
     assert response.status_code == 200
     body = response.content.decode()
     assert body.lstrip().startswith('<article class="card status-active"')
-    assert response["HX-Trigger"] == "sessions-changed"
+    assert json.loads(response["HX-Trigger"]) == {"sessions-changed": {}}
 
 
 def test_an_htmx_validation_error_re_shows_the_card_form_with_the_message(alice_client, started):

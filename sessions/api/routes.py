@@ -10,7 +10,6 @@ checks every answer against that document).
 import functools
 import json
 from collections.abc import Callable
-from datetime import timedelta
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
@@ -26,6 +25,7 @@ from sessions.api import schemas
 from sessions.domain import jsonl, vocabulary
 from sessions.http import error_response, not_found
 from sessions.readmodels import reading, shapes
+from sessions.rules import window as metrics_window
 from sessions.rules.append import (
     Conflict,
     Forbidden,
@@ -495,14 +495,7 @@ flow = Router(tags=["metrics"])
     summary="Flow metrics over a window: throughput, cycle, blocked and review times, flow",
 )
 def metrics_view(request: HttpRequest, window: Query[schemas.MetricsWindow]):
-    until = window.until or timezone.now()
-    since = window.since or until - timedelta(days=14)
-    if not since < until:
-        raise InvalidEvent({"since": "must be before until"})
-    if until - since > vocabulary.MAX_METRICS_WINDOW:
-        raise InvalidEvent(
-            {"since": f"the window may span at most {vocabulary.MAX_METRICS_WINDOW.days} days"}
-        )
+    since, until = metrics_window.window(window.since, window.until, timezone.now())
     return JsonResponse(shapes.metrics_json(reading.metrics(since, until)))
 
 

@@ -82,7 +82,6 @@ Timestamp = Annotated[
     PlainSerializer(jsonl.format_timestamp, return_type=str),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-SearchText = text(200)
 Minutes = Annotated[int, Field(ge=0, le=vocabulary.MAX_MINUTES)]
 
 

@@ -9,10 +9,9 @@ event in SQL (the last transition wins); what is shown is always computed by
 
 from datetime import timedelta
 
-from django.conf import settings
 from django.utils import timezone
 
-from sessions import store
+from sessions import config, store
 from sessions.domain import metrics as flow_metrics
 from sessions.domain import plans, projections, vocabulary
 from sessions.readmodels import open_sessions, time_spent
@@ -27,9 +26,9 @@ def version():
 def thresholds(stale_after=None, blocked_after=None, review_after=None):
     """The attention thresholds, each in minutes from the request or the settings."""
     minutes = (
-        settings.STALE_AFTER_MINUTES if stale_after is None else stale_after,
-        settings.BLOCKED_ATTENTION_MINUTES if blocked_after is None else blocked_after,
-        settings.REVIEW_ATTENTION_MINUTES if review_after is None else review_after,
+        config.current().stale_after_minutes if stale_after is None else stale_after,
+        config.current().blocked_attention_minutes if blocked_after is None else blocked_after,
+        config.current().review_attention_minutes if review_after is None else review_after,
     )
     return projections.Thresholds(*(timedelta(minutes=m) for m in minutes))
 

@@ -9,9 +9,9 @@ only loading the page is looking.
 
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 
+from sessions import config
 from sessions.models import BoardVisit
 
 # A load this soon after the recorded one writes nothing: a write is a commit, which on
@@ -30,7 +30,7 @@ def look(user, now: datetime) -> datetime | None:
         if visit is None:
             BoardVisit.objects.get_or_create(user=user, defaults={"seen_at": now})
             return None
-        if now - visit.seen_at > timedelta(minutes=settings.VISIT_GAP_MINUTES):
+        if now - visit.seen_at > timedelta(minutes=config.current().visit_gap_minutes):
             visit.marks_since = visit.seen_at
         visit.seen_at = max(visit.seen_at, now)
         visit.save(update_fields=["seen_at", "marks_since"])

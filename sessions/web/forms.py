@@ -7,6 +7,7 @@ from django.core.validators import URLValidator
 
 from sessions.domain import vocabulary
 from sessions.models import ApiToken, Subscription
+from sessions.rules import window
 
 OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
 
@@ -211,9 +212,10 @@ class MetricsWindowForm(forms.Form):
         data = super().clean()
         since, until = data.get("since"), data.get("until")
         if since and until:
-            if since > until:
+            found = window.problem(*window.whole_days(since, until))
+            if found == window.EMPTY:
                 raise forms.ValidationError("The window is empty: From must not be after To.")
-            if (until - since).days + 1 > vocabulary.MAX_METRICS_WINDOW.days:
+            if found == window.TOO_LONG:
                 days = vocabulary.MAX_METRICS_WINDOW.days
                 raise forms.ValidationError(f"The window may span at most {days} days.")
         return data

@@ -3,9 +3,8 @@
 import functools
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, timedelta
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,12 +13,14 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_htmx.http import trigger_client_event
 
-from sessions import http, store
+from sessions import config, http, store
 from sessions.domain import metrics as flow_metrics
 from sessions.domain import moments, plans, vocabulary
 from sessions.readmodels import reading, shapes
 from sessions.rules import tokens
+from sessions.rules import window as metrics_window
 from sessions.rules.append import (
     Conflict,
     Forbidden,
@@ -161,17 +162,17 @@ def board_context(request, start_form=None, looking=False):
         marks_since = visits.look(request.user, now)
     else:
         marks_since = visits.marks_since(request.user)
-    since = now - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
+    since = now - timedelta(hours=config.current().recently_closed_hours)
     version = page_version()
     rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
-    limit = None if show_all else settings.BOARD_COLUMN_LIMIT
+    limit = None if show_all else config.current().board_column_limit
     shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
     limits = reading.thresholds()
     overdue = reading.needing_attention(rows, now, limits, at)
-    strip = overdue[: settings.ATTENTION_LINES]
+    strip = overdue[: config.current().attention_lines]
     views = reading.session_views(shown, now, limits, at)
     last_events = {session_id: last_at for session_id, _, last_at in rows}
     lines = reading.attention_lines({i: last_events[i] for i, _ in strip}, at)
@@ -195,7 +196,7 @@ def board_context(request, start_form=None, looking=False):
     show_all_query["all"] = "1"
     return {
         "attention": [(lines[i], reason) for i, reason in strip if i in lines],
-        "attention_more": max(len(overdue) - settings.ATTENTION_LINES, 0),
+        "attention_more": max(len(overdue) - config.current().attention_lines, 0),
         "columns": columns,
         "marks_since": marks_since,
         "changed_count": sum(card.changed for column in columns for card in column["cards"]),
@@ -207,7 +208,7 @@ def board_context(request, start_form=None, looking=False):
         "start_form": start_form or StartForm(),
         "at": at,
         "now": now,
-        "poll_seconds": settings.POLL_SECONDS,
+        "poll_seconds": config.current().poll_seconds,
     }
 
 
@@ -267,7 +268,7 @@ def session_context(request, session_id, failed_form=None, message=None):
         "later": end + vocabulary.TIMELINE_PAGE if end <= view.seq else None,
         "next_url": reverse("session", args=[session_id]),
         "version": page_version(),
-        "poll_seconds": settings.POLL_SECONDS,
+        "poll_seconds": config.current().poll_seconds,
     }
 
 
@@ -361,7 +362,7 @@ def acted(request, context, part, page, status):
     else:
         response = render(request, page, context, status=status)
     if status in (200, 409):
-        response["HX-Trigger"] = "sessions-changed"
+        trigger_client_event(response, "sessions-changed")
     return response
 
 
@@ -380,7 +381,7 @@ def plan_list_context(request, form=None):
         "plans": [(view, progress_percent(view)) for view in views],
         "form": form or PlanForm(),
         "version": page_version(),
-        "poll_seconds": settings.POLL_SECONDS,
+        "poll_seconds": config.current().poll_seconds,
         "states": plans.NODE_STATES,
     }
 
@@ -433,7 +434,7 @@ def plan_context(request, plan_id, amend_form=None, message=None):
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
-        "poll_seconds": settings.POLL_SECONDS,
+        "poll_seconds": config.current().poll_seconds,
         "states": plans.NODE_STATES,
     }
 
@@ -509,19 +510,16 @@ def plan_amend(request, plan_id):
 
 # Metrics ------------------------------------------------------------------------------
 
-METRICS_DAYS = 14  # the default window, as DESIGN.md's
-
 
 @login_required
 @require_safe
 def metrics_page(request):
     today = timezone.now().astimezone(UTC).date()
-    initial = {"since": today - timedelta(days=METRICS_DAYS - 1), "until": today}
+    initial = dict(zip(("since", "until"), metrics_window.default_days(today), strict=True))
     form = MetricsWindowForm(request.GET or initial)
     valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
     window = form.cleaned_data if valid else initial
-    first = datetime.combine(window["since"], time(0), UTC)
-    end = datetime.combine(window["until"], time(0), UTC) + timedelta(days=1)
+    first, end = metrics_window.whole_days(window["since"], window["until"])
     found = shapes.metrics_json(reading.metrics(first, end))
     days = list(found["flow"])
     context = {
