@@ -47,10 +47,11 @@ def files_board_data(folder, now, threshold):
 
 def database_board_data(now, threshold):
     """The same views from the database: every open session's, as `Show all` loads them."""
-    from sessions.readmodels import reading
+    from sessions.readmodels import board as board_model
+    from sessions.readmodels import session_views
 
-    ids = [session_id for session_id, *_ in reading.board_rows(None, None, now)]
-    return list(reading.session_views(ids, now, threshold).values())
+    ids = [session_id for session_id, *_ in board_model.board_rows(None, None, now)]
+    return list(session_views.session_views(ids, now, threshold).values())
 
 
 def measure(opened, closed):
@@ -60,7 +61,8 @@ def measure(opened, closed):
     from django.test import Client
     from django.utils import timezone
 
-    from sessions.readmodels import kept, reading
+    from sessions.readmodels import board as board_model
+    from sessions.readmodels import kept, session_views
     from sessions.rules.tokens import create_token
     from sessions.web.views import page_version
 
@@ -79,7 +81,7 @@ def measure(opened, closed):
     board = timed(lambda: get(browser, "/"))
     # The part of the board that depends on history: which sessions to show, and how.
     since = timezone.now() - timedelta(hours=settings.RECENTLY_CLOSED_HOURS)
-    board_query = timed(lambda: reading.board_rows(None, None, since), 30)
+    board_query = timed(lambda: board_model.board_rows(None, None, since), 30)
 
     def first_board():
         # What a new server process pays once: its model of open sessions is built then.
@@ -91,7 +93,7 @@ def measure(opened, closed):
     version = page_version()
     poll = timed(lambda: get(browser, f"/?since={version}", 204, HTTP_HX_REQUEST="true"), 50)
 
-    now, threshold = timezone.now(), reading.thresholds()
+    now, threshold = timezone.now(), session_views.thresholds()
     with tempfile.TemporaryDirectory() as folder:
         call_command("export_jsonl", out=folder, stdout=io.StringIO())
         files = timed(lambda: files_board_data(Path(folder), now, threshold), 5)

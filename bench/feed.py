@@ -4,7 +4,7 @@
 
 1,000,000 events (200,000 closed sessions of 5 events), then pages of 1,000 events
 after a cursor deep in them (at 900,000), unnarrowed and narrowed to one event type:
-`reading.feed` alone and the whole `GET /api/feed` through Django, median and range of
+`feed_model.feed` alone and the whole `GET /api/feed` through Django, median and range of
 3 runs of 9 (one warm-up each).
 """
 
@@ -26,7 +26,7 @@ def main(engine):
     from django.test import Client
 
     from sessions.models import Event
-    from sessions.readmodels import reading
+    from sessions.readmodels import feed as feed_model
 
     assert Event.objects.count() == 1_000_000
     deep = Event.objects.order_by("id").values_list("id", flat=True)[899_999]
@@ -38,11 +38,14 @@ def main(engine):
         assert answer.status_code == 200 and len(answer.json()["items"]) == 1000
 
     def fold():
-        found, _ = reading.feed(deep, 1000)
+        found, _ = feed_model.feed(deep, 1000)
         assert len(found) == 1000
 
     rows = [
-        ("reading.feed, 1,000 events", [timed(fold, repeat=9, warmup=1)[0] for _ in range(RUNS)]),
+        (
+            "feed_model.feed, 1,000 events",
+            [timed(fold, repeat=9, warmup=1)[0] for _ in range(RUNS)],
+        ),
         ("GET /api/feed, 1,000 events", [timed(page, repeat=9, warmup=1)[0] for _ in range(RUNS)]),
         (
             "GET /api/feed?type=session_block, 1,000 events",

@@ -6,7 +6,7 @@
    workers, one connection per request) until nothing is ready: claims/s, p50/p99, and
    duplicates (nodes started twice; must be 0). In the same run, the plain append at 12
    clients, for the ratio. Three runs each: median and range.
-2. A 500-node plan with 5,000 node sessions: the plan view's data (`reading.plan_view`)
+2. A 500-node plan with 5,000 node sessions: the plan view's data (`plan_views.plan_view`)
    and the whole page (`/plans/<id>/`, in-process client), with node sessions of 6 and of
    60 events (the view must not grow with their length).
 """
@@ -189,7 +189,7 @@ def plan_view(engine):
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from sessions.readmodels import reading
+    from sessions.readmodels import plan_views
 
     out = []
     viewer = User.objects.create_user("viewer")
@@ -199,9 +199,9 @@ def plan_view(engine):
         plan_id = f"big{events}"
         big_plan(plan_id, events)
         settle_after_bulk_load()
-        view = reading.plan_view(plan_id)
+        view = plan_views.plan_view(plan_id)
         assert view.total == 500 and view.counts.get("running") == 50, view.counts
-        data = [timed(lambda p=plan_id: reading.plan_view(p), repeat=9)[0] for _ in range(RUNS)]
+        data = [timed(lambda p=plan_id: plan_views.plan_view(p), repeat=9)[0] for _ in range(RUNS)]
 
         def page(p=plan_id):
             assert client.get(f"/plans/{p}/").status_code == 200

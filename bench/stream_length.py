@@ -52,7 +52,7 @@ def main(engine):
     from django.template.loader import render_to_string
     from django.test import Client, RequestFactory
 
-    from sessions.readmodels import reading
+    from sessions.readmodels import session_views
     from sessions.rules.append import import_stream
     from sessions.rules.tokens import create_token
     from sessions.web import views
@@ -68,7 +68,7 @@ def main(engine):
 
     def card(session_id):
         """One card of the board: its session's view, made into a card and rendered."""
-        view = reading.session_views([session_id])[session_id]
+        view = session_views.session_views([session_id])[session_id]
         context = {"card": views.make_card(view, user), "on_card": True}
         return render_to_string("sessions/_card.html", context, card_request)
 

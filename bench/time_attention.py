@@ -5,7 +5,7 @@
 1. The board at 1,000 open sessions of 20 events, live and as of a moment after every
    event (the same cards): server time through Django, median and range of 3 runs of 9.
 2. Flow metrics over 100,000 sessions of 6 events spread over 14 days (most closed, by
-   every outcome): `reading.metrics` for that window, the first call of a fresh process
+   every outcome): `flow_model.metrics` for that window, the first call of a fresh process
    (cold) and the next two.
 """
 
@@ -41,17 +41,18 @@ def boards(engine):
 
     from django.utils import timezone
 
-    from sessions.readmodels import reading
+    from sessions.readmodels import board as board_model
+    from sessions.readmodels import session_views
 
-    finds_overdue = reading.needing_attention
+    finds_overdue = board_model.needing_attention
 
     def without_strip(path):
         # The same page with the strip's work left out: nothing found overdue.
-        reading.needing_attention = lambda *given: []
+        board_model.needing_attention = lambda *given: []
         try:
             get(path)
         finally:
-            reading.needing_attention = finds_overdue
+            board_model.needing_attention = finds_overdue
 
     live, bare, as_of = [], [], []
     for _ in range(RUNS):  # interleaved, so drift hits all three alike
@@ -59,8 +60,8 @@ def boards(engine):
         bare.append(timed(lambda: without_strip("/"), repeat=9)[0])
         as_of.append(timed(lambda: get(f"/?at={at}"), repeat=9)[0])
     now = timezone.now()
-    rows = reading.board_rows(None, None, now - timedelta(hours=24))
-    overdue = len(finds_overdue(rows, now, reading.thresholds()))
+    rows = board_model.board_rows(None, None, now - timedelta(hours=24))
+    overdue = len(finds_overdue(rows, now, session_views.thresholds()))
     report(
         f"The board at 1,000 open sessions ({overdue} overdue), live, without the Needs"
         f" attention strip's work, and as of a moment ({engine})",
@@ -119,13 +120,13 @@ def seed_metrics():
 
 def metrics_timing():
     """Run in a fresh process: the first call is cold."""
-    from sessions.readmodels import reading
+    from sessions.readmodels import flow as flow_model
 
     since, until = T0, T0 + timedelta(days=15)
     samples = []
     for _ in range(3):
         begin = time.perf_counter()
-        found = reading.metrics(since, until)
+        found = flow_model.metrics(since, until)
         samples.append((time.perf_counter() - begin) * 1000)
     closed = sum(sum(day.values()) for day in found["throughput"].values())
     assert closed == SESSIONS * 9 // 10, closed

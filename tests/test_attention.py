@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from sessions import store
 from sessions.domain.vocabulary import BLOCK, REVIEW, START, UNBLOCK
-from sessions.readmodels import reading
+from sessions.readmodels import board as board_model
+from sessions.readmodels import session_views
 from sessions.rules.append import append_event
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +37,8 @@ def histories(alice):
 
 
 def test_the_strip_lists_the_overdue_longest_overdue_first(histories):
-    rows = reading.board_rows(None, None, histories - timedelta(days=1))
-    found = reading.needing_attention(rows, histories, reading.thresholds())
+    rows = board_model.board_rows(None, None, histories - timedelta(days=1))
+    found = board_model.needing_attention(rows, histories, session_views.thresholds())
     assert [(session_id, reason.kind) for session_id, reason in found] == [
         ("reviewed", "review_long"),  # 2 d in review: 1 d past its 1 d
         ("stuck", "blocked_long"),  # 10 h blocked: 6 h past its 4 h
@@ -46,9 +47,9 @@ def test_the_strip_lists_the_overdue_longest_overdue_first(histories):
 
 
 def test_the_strip_agrees_with_each_session_s_own_attention(histories):
-    rows = reading.board_rows(None, None, histories - timedelta(days=1))
-    found = dict(reading.needing_attention(rows, histories, reading.thresholds()))
-    views = reading.session_views(["fresh", "quiet", "stuck", "reviewed"], histories)
+    rows = board_model.board_rows(None, None, histories - timedelta(days=1))
+    found = dict(board_model.needing_attention(rows, histories, session_views.thresholds()))
+    views = session_views.session_views(["fresh", "quiet", "stuck", "reviewed"], histories)
     assert found == {i: v.attention for i, v in views.items() if v.attention is not None}
     assert found["stuck"].since == histories - timedelta(hours=10)
 
@@ -146,6 +147,6 @@ def test_a_blocked_run_as_of_a_moment_ignores_blocks_and_unblocks_after_it(block
 
 def test_the_strip_as_of_a_moment_counts_a_blocked_run_from_its_start_then(blocked_again):
     at, now = blocked_again
-    rows = reading.board_rows(None, None, at - timedelta(days=1), at)
-    (found,) = reading.needing_attention(rows, at, reading.thresholds(), at)
+    rows = board_model.board_rows(None, None, at - timedelta(days=1), at)
+    (found,) = board_model.needing_attention(rows, at, session_views.thresholds(), at)
     assert found[0] == "again" and found[1].since == now - timedelta(hours=19)

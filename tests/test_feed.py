@@ -9,7 +9,7 @@ from django.db import connection
 
 from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Event
-from sessions.readmodels import reading
+from sessions.readmodels import feed as feed_model
 from sessions.rules.append import append_event
 from tests.conftest import committing_late
 
@@ -153,7 +153,7 @@ def test_a_consumer_following_8_racing_writers_misses_and_repeats_nothing(api, a
 def test_the_feed_waits_for_a_lower_position_that_commits_late(alice):
     with committing_late(lambda: append_event("slow", START, {"title": "slow"}, user=alice)):
         append_event("quick", START, {"title": "quick"}, user=alice)  # a higher position
-        found, cursor = reading.feed(0, 100)
+        found, cursor = feed_model.feed(0, 100)
         assert found == [] and cursor == 0
-    found, _ = reading.feed(cursor, 100)
+    found, _ = feed_model.feed(cursor, 100)
     assert [event.session for _, event in found] == ["slow", "quick"]

@@ -1,4 +1,4 @@
-"""The flow metrics folded in SQL (`reading.metrics`) equal the pure reference
+"""The flow metrics folded in SQL (`flow_model.metrics`) equal the pure reference
 (`metrics.metrics` over the same sessions' whole streams), on either database."""
 
 from datetime import UTC, datetime, timedelta
@@ -12,7 +12,7 @@ from sessions import store
 from sessions.domain import metrics
 from sessions.domain.vocabulary import ALLOWED_FROM, OUTCOMES, STATUS_AFTER
 from sessions.models import Event
-from sessions.readmodels import reading
+from sessions.readmodels import flow as flow_model
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,7 @@ def test_the_folds_in_sql_equal_the_pure_metrics(histories, era, offset, length)
             streams = store.read_streams([f"s{n}" for n in range(len(histories))]).values()
             closed_before = store.closed_before(since)
             alive = [events for events in streams if not closed_before_since(events, since)]
-            assert reading.metrics(since, until) == metrics.metrics(
+            assert flow_model.metrics(since, until) == metrics.metrics(
                 alive, since, until, closed_before
             )
             raise Discard
@@ -96,7 +96,7 @@ def closed_before_since(events, since):
 
 def test_an_empty_window_has_no_throughput_and_a_flow_of_zeros(db):
     since = ERAS[0]
-    found = reading.metrics(since, since + timedelta(days=2))
+    found = flow_model.metrics(since, since + timedelta(days=2))
     assert found["throughput"] == {} and found["cycle_time"]["p50"] is None
     assert list(found["flow"].values()) == [dict.fromkeys(metrics.FLOW_STATUSES, 0)] * 2
 
@@ -104,12 +104,12 @@ def test_an_empty_window_has_no_throughput_and_a_flow_of_zeros(db):
 def test_a_session_started_at_midnight_counts_in_that_midnight_s_flow(db):
     midnight = datetime(2026, 11, 21, tzinfo=UTC)
     stored([[("session_start", midnight, None)]])
-    found = reading.metrics(midnight - timedelta(hours=1), midnight + timedelta(hours=1))
+    found = flow_model.metrics(midnight - timedelta(hours=1), midnight + timedelta(hours=1))
     assert found["flow"] == {"2026-11-21": {"active": 1, "blocked": 0, "in_review": 0, "closed": 0}}
 
 
 def test_a_session_closed_at_the_window_s_first_moment_is_closed_in_it(db):
     since = datetime(2026, 11, 21, 9, tzinfo=UTC)
     stored([[("session_start", since, None), ("session_close", since, None)]])
-    found = reading.metrics(since, since + timedelta(hours=1))
+    found = flow_model.metrics(since, since + timedelta(hours=1))
     assert found["throughput"] == {"2026-11-21": {"done": 1, "failed": 0, "abandoned": 0}}

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from sessions.domain.vocabulary import BLOCK, CLOSE, START, UNBLOCK
 from sessions.models import Event
-from sessions.readmodels import open_sessions, reading
+from sessions.readmodels import board as board_model
+from sessions.readmodels import open_sessions, session_views
 from sessions.rules.append import append_event
 from tests.conftest import CONFORMANCE, committing_late, conformance_expected, projected_status
 
@@ -27,7 +28,7 @@ def caught_up():
 
 
 def open_on_board():
-    rows = reading.board_rows(None, None, timezone.now() - timedelta(hours=1))
+    rows = board_model.board_rows(None, None, timezone.now() - timedelta(hours=1))
     return {session_id for session_id, status, _ in rows if status != "closed"}
 
 
@@ -66,7 +67,7 @@ def test_a_held_session_closed_before_the_cut_off_leaves_the_board_at_once(lead)
     with transaction.atomic():  # the model cannot catch up here: it still holds "a"
         close("a", lead)
         later = timezone.now() + timedelta(minutes=1)
-        rows = reading.board_rows(None, None, later)
+        rows = board_model.board_rows(None, None, later)
     assert {session_id for session_id, *_ in rows} == {"b"}
 
 
@@ -131,7 +132,7 @@ def test_the_board_agrees_with_the_streams_after_concurrent_starts_and_closes(le
         done.set()
         reader.result(timeout=30)
     started = Event.objects.filter(type=START).values_list("session", flat=True)
-    views = reading.session_views(started)
+    views = session_views.session_views(started)
     still_open = {session_id for session_id, view in views.items() if view.status != "closed"}
     assert len(still_open) == writers * per_writer // 2
     caught_up()

@@ -10,7 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from sessions import store
-from sessions.readmodels import reading
+from sessions.readmodels import board as board_model
+from sessions.readmodels import session_views
 from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 LOGS = sorted(conformance_expected()["sessions"])
@@ -22,7 +23,7 @@ def conformance_sessions(db):
 
 
 def test_board_rows_give_each_session_its_projected_status(conformance_sessions):
-    rows = reading.board_rows(None, None, timezone.now() - timedelta(days=3650))
+    rows = board_model.board_rows(None, None, timezone.now() - timedelta(days=3650))
     assert {session_id for session_id, *_ in rows} == set(LOGS)
     for session_id, status, last_at in rows:
         assert status == projected_status(session_id)
@@ -31,21 +32,21 @@ def test_board_rows_give_each_session_its_projected_status(conformance_sessions)
 
 @pytest.mark.parametrize("status", ["active", "blocked", "in_review", "closed"])
 def test_the_status_filter_agrees_with_the_projection(conformance_sessions, status):
-    listed = set(reading.listing(status=status))
+    listed = set(board_model.listing(status=status))
     assert listed == {s for s in LOGS if projected_status(s) == status}
 
 
 def test_the_session_view_of_an_unknown_session_is_none(db):
-    assert reading.session_view("nope") is None
+    assert session_views.session_view("nope") is None
 
 
 def test_the_version_changes_exactly_when_an_event_is_appended(conformance_sessions, alice):
     from sessions.rules.append import append_event
 
-    before = reading.version()
-    assert reading.version() == before
+    before = board_model.version()
+    assert board_model.version() == before
     append_event("fresh", "session_start", {"title": "t"}, user=alice)
-    assert reading.version() > before
+    assert board_model.version() > before
 
 
 @pytest.mark.skipif(
@@ -55,7 +56,7 @@ def test_the_board_reads_old_closes_by_neither_a_scan_nor_the_close_time(conform
     # The board's query finds sessions closed lately by close time, and the closes above
     # the open-sessions watermark by id: neither read may walk every close ever made.
     with CaptureQueriesContext(connection) as queries:
-        reading.board_rows(None, None, timezone.now() - timedelta(hours=24))
+        board_model.board_rows(None, None, timezone.now() - timedelta(hours=24))
     (board_query,) = [q["sql"] for q in queries if "UNION" in q["sql"]]
     # Run as a prepared statement: planned here with its placeholders left unbound.
     board_query = board_query.replace("%s", "?")

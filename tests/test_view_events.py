@@ -110,15 +110,15 @@ def test_no_session_has_no_view_events():
 
 @pytest.mark.django_db
 def test_a_long_stream_on_a_page_of_views_is_read_by_its_view_events(alice, monkeypatch):
-    from sessions.readmodels import reading
+    from sessions.readmodels import session_views
     from sessions.rules.append import append_event
 
-    monkeypatch.setattr(reading, "WHOLE_STREAM_LIMIT", 3)
+    monkeypatch.setattr(session_views, "WHOLE_STREAM_LIMIT", 3)
     append_event("short", START, {"title": "short"}, user=alice)
     append_event("long", START, {"title": "long"}, user=alice)
     for number in range(4):
         append_event("long", BLOCK, {"reason": f"r{number}"}, user=alice)
-    views = reading.session_views(["short", "long", "missing"], NOW)
+    views = session_views.session_views(["short", "long", "missing"], NOW)
     assert sorted(views) == ["long", "short"]
-    assert views["long"] == reading.project("long", store.read_stream("long"), NOW)
-    assert views["short"] == reading.project("short", store.read_stream("short"), NOW)
+    assert views["long"] == session_views.project("long", store.read_stream("long"), NOW)
+    assert views["short"] == session_views.project("short", store.read_stream("short"), NOW)

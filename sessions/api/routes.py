@@ -10,6 +10,7 @@ checks every answer against that document).
 import functools
 import json
 from collections.abc import Callable
+from datetime import datetime
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
@@ -24,7 +25,10 @@ from sessions import store
 from sessions.api import schemas
 from sessions.domain import jsonl, vocabulary
 from sessions.http import error_response, not_found
-from sessions.readmodels import reading, shapes
+from sessions.readmodels import board as board_model
+from sessions.readmodels import feed as feed_model
+from sessions.readmodels import flow as flow_model
+from sessions.readmodels import plan_views, session_views, shapes
 from sessions.rules import window as metrics_window
 from sessions.rules.append import (
     Conflict,
@@ -145,12 +149,12 @@ def on_refused(request: HttpRequest, exc: Refused) -> HttpResponse:
         return error_response(status, exc.code, exc.detail, fields=exc.errors)
     if isinstance(exc, Conflict):
         # The stream as it is now, so that the caller can decide what to do next.
-        session = reading.session_view(exc.session_id)
+        session = session_views.session_view(exc.session_id)
         if session is not None:
             return error_response(
                 status, exc.code, exc.detail, session=schemas.session_json(session)
             )
-        plan = reading.plan_view(exc.session_id)
+        plan = plan_views.plan_view(exc.session_id)
         if plan is not None:
             return error_response(status, exc.code, exc.detail, plan=schemas.plan_json(plan))
         return error_response(status, exc.code, exc.detail)
@@ -218,12 +222,14 @@ def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
 
 
 def limits_of(options: schemas.Thresholds) -> object:
-    return reading.thresholds(options.stale_after, options.blocked_after, options.review_after)
+    return session_views.thresholds(
+        options.stale_after, options.blocked_after, options.review_after
+    )
 
 
 def view_of(session_id: str, options: schemas.ViewOptions | None = None) -> dict:
     limits = limits_of(options) if options else None
-    view = reading.session_view(session_id, limits=limits, at=options and options.at)
+    view = session_views.session_view(session_id, limits=limits, at=options and options.at)
     if view is None:
         raise UnknownSession(session_id)
     return schemas.session_json(view)
@@ -231,7 +237,7 @@ def view_of(session_id: str, options: schemas.ViewOptions | None = None) -> dict
 
 def view_of_appended(result) -> dict:
     """The JSON view of the session an append (`append.Appended`) wrote to."""
-    return schemas.session_json(reading.appended_view(result))
+    return schemas.session_json(session_views.appended_view(result))
 
 
 def created_status(result, key_given: bool) -> int:
@@ -309,7 +315,7 @@ def start_session(
 def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
     now = timezone.now()
     limits = limits_of(filters)
-    rows = reading.listing(
+    rows = board_model.listing(
         owner=filters.owner or None,
         text=filters.q or None,
         status=filters.status,
@@ -320,7 +326,7 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
         at=filters.at,
     )
     ids, has_next = one_page(rows, filters.page, filters.page_size)
-    views = reading.session_views(ids, now, limits, filters.at)
+    views = session_views.session_views(ids, now, limits, filters.at)
     next_url = next_page(request, "page", filters.page + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})
 
@@ -373,7 +379,7 @@ def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[sche
     openapi_extra={"responses": {200: LOG_ANSWER}},
 )
 def session_log(request: HttpRequest, session_id: schemas.SessionId):
-    return log_download(session_id, reading.session_events(session_id), UnknownSession)
+    return log_download(session_id, session_views.session_events(session_id), UnknownSession)
 
 
 def log_download(stream_id: str, records: list, missing: type[Refused]) -> HttpResponse:
@@ -390,8 +396,8 @@ def next_page(request: HttpRequest, name: str, value: object) -> str:
     return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
 
-def plan_of(plan_id: str, at: object = None) -> dict:
-    view = reading.plan_view(plan_id, at)
+def plan_of(plan_id: str, at: datetime | None = None) -> dict:
+    view = plan_views.plan_view(plan_id, at)
     if view is None:
         raise UnknownPlan(plan_id)
     return schemas.plan_json(view)
@@ -422,8 +428,8 @@ def create_plan(
     "/plans", response={200: schemas.PlanList, **READ_ERRORS}, summary="List plans, newest first"
 )
 def list_plans(request: HttpRequest, page: Query[schemas.PlanPage]):
-    ids, has_next = one_page(reading.plan_ids(page.at), page.page, page.page_size)
-    items = [schemas.plan_json(view) for view in reading.plan_views(ids, page.at)]
+    ids, has_next = one_page(plan_views.plan_ids(page.at), page.page, page.page_size)
+    items = [schemas.plan_json(view) for view in plan_views.plan_views(ids, page.at)]
     next_url = next_page(request, "page", page.page + 1) if has_next else None
     return JsonResponse({"items": items, "next": next_url})
 
@@ -483,7 +489,7 @@ def claim(
     openapi_extra={"responses": {200: LOG_ANSWER}},
 )
 def plan_log(request: HttpRequest, plan_id: schemas.SessionId):
-    return log_download(plan_id, reading.plan_events(plan_id), UnknownPlan)
+    return log_download(plan_id, plan_views.plan_events(plan_id), UnknownPlan)
 
 
 flow = Router(tags=["metrics"])
@@ -496,7 +502,7 @@ flow = Router(tags=["metrics"])
 )
 def metrics_view(request: HttpRequest, window: Query[schemas.MetricsWindow]):
     since, until = metrics_window.window(window.since, window.until, timezone.now())
-    return JsonResponse(shapes.metrics_json(reading.metrics(since, until)))
+    return JsonResponse(shapes.metrics_json(flow_model.metrics(since, until)))
 
 
 following = Router(tags=["feed"])
@@ -508,7 +514,7 @@ following = Router(tags=["feed"])
     summary="Every event in global order after a cursor: keep next_after and ask again",
 )
 def feed(request: HttpRequest, query: Query[schemas.FeedQuery]):
-    found, next_after = reading.feed(
+    found, next_after = feed_model.feed(
         query.after, query.limit, event_type=query.type, stream=query.stream, plan=query.plan
     )
     items = [shapes.feed_item(position, event) for position, event in found]

@@ -17,7 +17,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from sessions.domain import jsonl, plans, vocabulary
+from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.moments import moment
 from sessions.readmodels.shapes import plain
 
@@ -453,11 +453,11 @@ class Error(Schema):
     plan: Plan | None = None
 
 
-def _blockers_json(view: object) -> list[dict]:
+def _blockers_json(view: projections.SessionView) -> list[dict]:
     return [{name: plain(getattr(b, name)) for name in Blocker.model_fields} for b in view.blockers]
 
 
-def session_json(view: object) -> dict:
+def session_json(view: projections.SessionView) -> dict:
     """A `projections.SessionView` as the `Session` schema gives it, field for field.
 
     Read straight off the view by the schema's own field list: validating the view
@@ -469,7 +469,7 @@ def session_json(view: object) -> dict:
     return shaped
 
 
-def plan_json(view: object) -> dict:
+def plan_json(view: plans.PlanView) -> dict:
     """A `plans.PlanView` as the `Plan` schema gives it."""
     return {
         "id": view.id,

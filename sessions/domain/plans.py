@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import NamedTuple
 
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     DONE,
     MAX_PLAN_KEYS,
@@ -114,7 +115,7 @@ def _add_nodes(nodes: dict[str, Node], added: Sequence[dict]) -> None:
         nodes[given["key"]] = Node(given["key"], given["title"], tuple(given.get("needs") or ()))
 
 
-def apply(graph: Graph, event: object) -> Graph:
+def apply(graph: Graph, event: EventRecord) -> Graph:
     """The graph after a plan event, or `GraphError` when the event does not fit it."""
     if event.type == PLAN_CREATE and graph.nodes:
         raise GraphError("type", "plan_create must be the plan's first event")

@@ -127,7 +127,7 @@ class SessionView:
     node: str | None = None
     outcome: str | None = None
     time_in_state: dict = field(default_factory=dict)  # whole seconds per status
-    attention: object = None  # an `Attention`, or None
+    attention: "Attention | None" = None
 
 
 def session_view(session_id, events, now, thresholds=None, blocker_count=None, time_spent=None):

@@ -18,6 +18,7 @@ only. Restoring an older copy of the database under a running server needs a res
 
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sessions import store
 from sessions.domain import vocabulary
@@ -99,7 +100,7 @@ def _model() -> _Model:
     return OPEN.model()
 
 
-def below_watermark():
+def below_watermark() -> tuple[frozenset[str], int]:
     """(ids of the sessions open among those started at or below the watermark, the
     watermark). Sessions started above it are the caller's to find."""
     model = _model()
@@ -108,7 +109,7 @@ def below_watermark():
         return frozenset(model.open), model.watermark
 
 
-def blocked_runs() -> dict:
+def blocked_runs() -> dict[str, datetime]:
     """Where the current blocked run of each open session in one began: the model's,
     with the blocks and unblocks above its watermark folded in (a block starts a run
     unless one is going on; an unblock ends it)."""

@@ -5,18 +5,19 @@ The API's schemas (`api.schemas`) describe the same shapes for OpenAPI."""
 from datetime import datetime
 
 from sessions.domain import jsonl
+from sessions.domain.records import EventRecord
 
 
 def plain(value: object) -> object:
     return jsonl.format_timestamp(value) if isinstance(value, datetime) else value
 
 
-def event_json(event: object) -> dict:
+def event_json(event: EventRecord) -> dict:
     """An event as the API and JSONL give it (`jsonl.event_dict` is the one shape)."""
     return jsonl.event_dict(event)
 
 
-def feed_item(position: int, event: object) -> dict:
+def feed_item(position: int, event: EventRecord) -> dict:
     return {"position": position, **event_json(event)}
 
 

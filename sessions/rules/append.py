@@ -12,6 +12,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from sessions import store
@@ -20,6 +22,8 @@ from sessions.domain.records import EventRecord
 from sessions.readmodels import kept, plan_graphs, plan_sessions
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
+# Who asks: a signed-in person or agent, or nobody (refused).
+User = AbstractBaseUser | AnonymousUser
 _ATTEMPTS = 20
 
 
@@ -86,7 +90,7 @@ def new_session_id() -> str:
     return secrets.token_hex(6)
 
 
-def may_act(user, session_owner: str | None) -> bool:
+def may_act(user: User, session_owner: str | None) -> bool:
     """Whether `user` may append to a session owned by `session_owner`."""
     if not user.is_authenticated:
         return False
@@ -121,7 +125,7 @@ def append_event(
     event_type: str,
     fields: dict,
     *,
-    user,
+    user: User,
     expected_seq: int | None = None,
     idempotency_key: str | None = None,
     now: datetime | None = None,
@@ -329,7 +333,7 @@ def _check_node_start(
 def claim_next(
     plan_id: str,
     *,
-    user,
+    user: User,
     idempotency_key: str | None = None,
     now: datetime | None = None,
 ) -> Appended:

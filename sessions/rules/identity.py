@@ -7,6 +7,7 @@ user can be deactivated, but not deleted or renamed. (A user who never acted may
 """
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 
 from sessions import store
 
@@ -19,7 +20,7 @@ def has_acted(username: str) -> bool:
     return store.has_acted(username)
 
 
-def refuse_delete(sender, instance, **kwargs) -> None:
+def refuse_delete(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
     username = instance.get_username()
     if has_acted(username):
         raise IdentityInUse(
@@ -28,7 +29,7 @@ def refuse_delete(sender, instance, **kwargs) -> None:
         )
 
 
-def refuse_rename(sender, instance, **kwargs) -> None:
+def refuse_rename(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
     if instance._state.adding or instance.pk is None:
         return
     before = sender._default_manager.filter(pk=instance.pk).values_list(

@@ -5,6 +5,7 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions import store
@@ -16,11 +17,11 @@ PREFIX_LENGTH = len(SCHEME) + 8
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-def digest(token):
+def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_token(user, name):
+def create_token(user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
     """Make a token for `user`; returns the stored row and the token, which is not kept."""
     token = SCHEME + secrets.token_urlsafe(32)
     row = ApiToken.objects.create(
@@ -29,13 +30,13 @@ def create_token(user, name):
     return row, token
 
 
-def visible_tokens(user):
+def visible_tokens(user: AbstractBaseUser) -> QuerySet:
     """The tokens a person manages: their own; a superuser's, everyone's."""
     rows = ApiToken.objects.select_related("user")
     return rows if user.is_superuser else rows.filter(user=user)
 
 
-def revoke(user, token_id) -> bool:
+def revoke(user: AbstractBaseUser, token_id: int) -> bool:
     """Revoke one of the tokens `user` manages (again is harmless); False when there is
     no such token among them."""
     found = visible_tokens(user).filter(pk=token_id)

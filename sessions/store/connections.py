@@ -34,7 +34,7 @@ def retrying(view: Callable) -> Callable:
     first statement instead, and the view runs again."""
 
     @functools.wraps(view)
-    def run(*args, **kwargs):
+    def run(*args: object, **kwargs: object) -> object:
         connection.health_check_done = True
         for pause in PAUSES:
             if pause:  # even sleep(0) gives up the core: the first run must not wait

@@ -1,6 +1,7 @@
 """Webhook subscriptions' rows: their removal and locks, and the delivery log and cursor
 the worker keeps (operational state: nothing about a session is derived from it)."""
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -22,7 +23,7 @@ def _lock(subscriptions) -> None:
     list(subscriptions.select_for_update().values_list("pk", flat=True))
 
 
-def lock_subscriptions_of(sender, instance, **kwargs) -> None:
+def lock_subscriptions_of(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
     """Before a person is deleted (with their subscriptions, by cascade): lock their
     subscriptions' rows, as `remove` does, so that the worker cannot log a delivery
     between the cascade's removal of the log and of the subscriptions."""

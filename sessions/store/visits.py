@@ -9,6 +9,7 @@ only loading the page is looking.
 
 from datetime import datetime, timedelta
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from sessions import config
@@ -20,7 +21,7 @@ from sessions.models import BoardVisit
 SEEN_RESOLUTION = timedelta(minutes=1)
 
 
-def look(user, now: datetime) -> datetime | None:
+def look(user: AbstractBaseUser, now: datetime) -> datetime | None:
     """Record that `user` loads the board at `now`; the moment to mark changes from."""
     seen = BoardVisit.objects.filter(user=user).values_list("seen_at", "marks_since").first()
     if seen is not None and timedelta(0) <= now - seen[0] < SEEN_RESOLUTION:
@@ -37,6 +38,6 @@ def look(user, now: datetime) -> datetime | None:
         return visit.marks_since
 
 
-def marks_since(user) -> datetime | None:
+def marks_since(user: AbstractBaseUser) -> datetime | None:
     """The moment the viewer's marks count from, without recording a look (polls)."""
     return BoardVisit.objects.filter(user=user).values_list("marks_since", flat=True).first()

@@ -17,8 +17,10 @@ from django_htmx.http import trigger_client_event
 
 from sessions import config, http, store
 from sessions.domain import metrics as flow_metrics
-from sessions.domain import moments, plans, vocabulary
-from sessions.readmodels import reading, shapes
+from sessions.domain import moments, plans, projections, vocabulary
+from sessions.readmodels import board as board_model
+from sessions.readmodels import flow as flow_model
+from sessions.readmodels import plan_views, session_views, shapes
 from sessions.rules import tokens
 from sessions.rules import window as metrics_window
 from sessions.rules.append import (
@@ -61,7 +63,7 @@ class Card:
     written as plain HTML (building a Form per card made a large board slow).
     """
 
-    view: object
+    view: projections.SessionView
     actions: list = field(default_factory=list)  # (Action, failed ActionForm or None)
     message: str | None = None
     changed: bool = False  # events since the viewer last looked (`visits`)
@@ -93,7 +95,7 @@ def add_errors(form, refusal):
 def page_version():
     """Changes when an event is appended, and once a minute so that ages and staleness
     (which move with the clock alone) are re-rendered too."""
-    return f"{reading.version()}.{int(timezone.now().timestamp() // 60)}"
+    return f"{board_model.version()}.{int(timezone.now().timestamp() // 60)}"
 
 
 def unchanged_poll(request):
@@ -164,18 +166,18 @@ def board_context(request, start_form=None, looking=False):
         marks_since = visits.marks_since(request.user)
     since = now - timedelta(hours=config.current().recently_closed_hours)
     version = page_version()
-    rows = reading.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
+    rows = board_model.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
     limit = None if show_all else config.current().board_column_limit
     shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
-    limits = reading.thresholds()
-    overdue = reading.needing_attention(rows, now, limits, at)
+    limits = session_views.thresholds()
+    overdue = board_model.needing_attention(rows, now, limits, at)
     strip = overdue[: config.current().attention_lines]
-    views = reading.session_views(shown, now, limits, at)
+    views = session_views.session_views(shown, now, limits, at)
     last_events = {session_id: last_at for session_id, _, last_at in rows}
-    lines = reading.attention_lines({i: last_events[i] for i, _ in strip}, at)
+    lines = board_model.attention_lines({i: last_events[i] for i, _ in strip}, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
     columns = [
         {
@@ -253,7 +255,7 @@ def timeline_before(request):
 
 
 def session_context(request, session_id, failed_form=None, message=None):
-    view = reading.session_view(session_id)
+    view = session_views.session_view(session_id)
     if view is None:
         raise Http404(f"There is no session {session_id!r}.")
     # The timeline shows one page of events, the latest unless an earlier page is asked
@@ -376,7 +378,7 @@ def plan_list(request):
 
 
 def plan_list_context(request, form=None):
-    views = reading.plan_views()
+    views = plan_views.plan_views()
     return {
         "plans": [(view, progress_percent(view)) for view in views],
         "form": form or PlanForm(),
@@ -417,11 +419,11 @@ def plan_create(request):
 
 def plan_context(request, plan_id, amend_form=None, message=None):
     at = as_of_moment(request) if request.method == "GET" else None
-    view = reading.plan_view(plan_id, at)
+    view = plan_views.plan_view(plan_id, at)
     if view is None:
         raise Http404(f"There is no plan {plan_id!r}" + (" yet at that moment." if at else "."))
     running = [node.session for node in view.nodes if node.session]
-    sessions = reading.session_views(running, at=at)
+    sessions = session_views.session_views(running, at=at)
     return {
         "plan": view,
         "at": at,
@@ -520,7 +522,7 @@ def metrics_page(request):
     valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
     window = form.cleaned_data if valid else initial
     first, end = metrics_window.whole_days(window["since"], window["until"])
-    found = shapes.metrics_json(reading.metrics(first, end))
+    found = shapes.metrics_json(flow_model.metrics(first, end))
     days = list(found["flow"])
     context = {
         "form": form,

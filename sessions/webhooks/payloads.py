@@ -9,7 +9,7 @@ from datetime import datetime
 from sessions.domain import vocabulary
 from sessions.domain.records import EventRecord
 from sessions.models import Subscription
-from sessions.readmodels import reading, shapes
+from sessions.readmodels import session_views, shapes
 
 SIGNATURE_HEADER = "X-Tower-Signature-256"
 DELIVERY_HEADER = "X-Tower-Delivery"
@@ -60,7 +60,7 @@ def slack_text(event: EventRecord, title: str | None) -> str:
 def event_body(subscription: Subscription, position: int, event: EventRecord) -> bytes:
     """The POSTed body: the feed's item, or for Slack a message naming the title."""
     if subscription.payload == Subscription.SLACK:
-        title = event.title or reading.title(event.session)
+        title = event.title or session_views.title(event.session)
         document = {"text": slack_text(event, title)}
     else:
         document = shapes.feed_item(position, event)

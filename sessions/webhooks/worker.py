@@ -2,7 +2,7 @@
 
 Each subscription is followed by a thread of its own (`Follower`), so a slow or dead
 endpoint holds back only its own deliveries. A follower reads the feed after the
-subscription's cursor (`reading.feed`, so it never misses or repeats an event) and POSTs
+subscription's cursor (`feed_model.feed`, so it never misses or repeats an event) and POSTs
 each matching event, retrying the same event with exponential backoff until it is
 answered with a 2xx; only then does the cursor move past it. Delivery is therefore at
 least once and in order: a worker killed after a POST but before the cursor moved sends
@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from sessions.domain.records import EventRecord
 from sessions.models import Delivery, Subscription
-from sessions.readmodels import open_sessions, reading
+from sessions.readmodels import feed as feed_model
+from sessions.readmodels import open_sessions
 from sessions.store import connections
 from sessions.store import subscriptions as stored
 from sessions.webhooks.payloads import delivery_id, event_body
@@ -73,7 +74,7 @@ class Follower(threading.Thread):
     def _follow(self, subscription: Subscription) -> bool:
         """Deliver one page of the feed; False when told to stop or the subscription is gone."""
         page = self.pace.page
-        found, next_after = reading.feed(subscription.cursor, page, **subscription.filters)
+        found, next_after = feed_model.feed(subscription.cursor, page, **subscription.filters)
         delivered: list[Delivery] = []
         whole = True
         try:

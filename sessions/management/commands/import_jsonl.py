@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from sessions.domain import plans
 from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file
 from sessions.domain.vocabulary import PLAN_CREATE
-from sessions.readmodels.reading import plan_nodes
+from sessions.readmodels.plan_views import plan_nodes
 from sessions.rules.append import StreamMismatch, import_stream
 
 PROGRESS_EVERY = 100

@@ -1,0 +1,124 @@
+"""The board's read model: which sessions it shows and in which column, which need a
+person (the Needs attention strip), and the strip's lines.
+
+The board looks only at the sessions that may be open or lately closed, which the
+open-sessions model names (`open_sessions`), so a long closed history costs nothing
+there. Each column's status is read off each session's last event in SQL (the last
+transition wins); what a card shows is always computed by `projections`.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from sessions import store
+from sessions.domain import projections, vocabulary
+from sessions.readmodels import open_sessions
+from sessions.readmodels.kept import Kept, always
+from sessions.readmodels.session_views import thresholds, whole_streams
+from sessions.store.board import BoardRow
+
+
+def version() -> int:
+    """Changes exactly when an event is appended: the newest event's id."""
+    return store.newest_position()
+
+
+def board_rows(
+    owner: str | None, text: str | None, closed_since: datetime, at: datetime | None = None
+) -> list[BoardRow]:
+    """(session id, status, last event's time) of every open session and of those closed
+    since `closed_since`, newest activity first; as the board was at `at`, if given.
+
+    Only the sessions that may qualify are looked at (`open_sessions`), never the whole
+    closed history. The status is read off each session's last event in SQL, by the same
+    rule as `projections.status` (the last transition wins), so that only the cards shown
+    need their events loaded.
+    """
+    if at is not None:
+        return store.board_rows_as_of(owner, text, at, closed_since)
+    held, watermark = open_sessions.below_watermark()
+    return store.board_rows(owner, text, closed_since, held, watermark)
+
+
+def needing_attention(
+    rows: Sequence[BoardRow],
+    now: datetime,
+    limits: projections.Thresholds,
+    at: datetime | None = None,
+) -> list[tuple[str, projections.Attention]]:
+    """Of board rows, the sessions that need a person now, longest overdue first, as
+    (session id, `projections.Attention`): the rule of `projections.attention`, with
+    where each blocked run began kept by the open-sessions model, or, for rows as of a
+    moment `at`, read in one query."""
+    if at is None:
+        run_starts = open_sessions.blocked_runs()
+    else:
+        blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
+        run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
+    before = projections.overdue_before(now, limits)
+    found = []
+    for session_id, status, last_at in rows:
+        if status not in before:  # closed
+            continue
+        since = run_starts.get(session_id, last_at) if status == vocabulary.BLOCKED else last_at
+        if since < before[status]:
+            found.append((since - before[status], session_id, status, since))
+    found.sort()  # the longest overdue (the most before its cut-off) first
+    return [
+        (session_id, projections.Attention(projections.ATTENTION_OF[status][0], since))
+        for _, session_id, status, since in found
+    ]
+
+
+# Strip lines by (session, last seq, last event's time): a stream's events up to a seq
+# never change, so neither does its line, and the strip's sessions are mostly the same
+# from one poll to the next. Keyed by the row they were read up to, so kept always.
+# Bounded; an entry costs a few hundred bytes.
+LINES = Kept(bound=1000, keep_when=always)
+
+
+def attention_lines(
+    last_events: dict[str, datetime], at: datetime | None = None
+) -> dict[str, projections.AttentionLine]:
+    """The strip's lines (`projections.attention_line`) of the sessions given as
+    {session id: its last event's time}, keyed by id; as of `at`, if given."""
+    if not last_events:
+        return {}
+    if at is not None:
+        streams = store.read_streams(list(last_events))
+        return {
+            session_id: projections.attention_line(session_id, projections.as_of(events, at))
+            for session_id, events in streams.items()
+        }
+    lengths = store.stream_lengths(list(last_events))
+    keys = {i: (i, seq, last_events[i]) for i, seq in lengths.items()}
+    lines = {i: line for i, key in keys.items() if (line := LINES.get(key)) is not None}
+    missing = {i: length for i, length in lengths.items() if i not in lines}
+    streams = whole_streams(missing)
+    for session_id in missing.keys() - streams.keys():
+        streams[session_id] = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)[0]
+    found = {i: projections.attention_line(i, events) for i, events in streams.items()}
+    for session_id, line in found.items():
+        LINES.put(keys[session_id], line)
+    return {**lines, **found}
+
+
+def listing(
+    owner: str | None = None,
+    text: str | None = None,
+    status: str | None = None,
+    stale: bool | None = None,
+    attention: bool | None = None,
+    now: datetime | None = None,
+    limits: projections.Thresholds | None = None,
+    at: datetime | None = None,
+) -> QuerySet:
+    """Session ids, newest activity first, narrowed as asked (a queryset to slice):
+    `store.listing` at `now` (default: the clock; as of `at`, `at`) with `limits`
+    (default: the settings')."""
+    now = at if at is not None else timezone.now() if now is None else now
+    limits = thresholds() if limits is None else limits
+    return store.listing(owner, text, status, stale, attention, now, limits, at)

@@ -1,0 +1,16 @@
+"""The flow metrics of a window, folded in SQL (`store.flow_folds`)."""
+
+from datetime import datetime
+
+from sessions import store
+from sessions.domain import metrics as flow_metrics
+
+
+def metrics(since: datetime, until: datetime) -> dict:
+    """The flow metrics of `[since, until)`, folded in SQL over the sessions open at some
+    moment of the window or closed in it (`metrics.metrics` over their streams is the
+    reference it must equal), and a count of those closed before it."""
+    closed, changes = store.flow_folds(since, until)
+    return flow_metrics.metrics_from_folds(
+        since, until, closed, changes, store.closed_before(since)
+    )

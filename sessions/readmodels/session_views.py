@@ -1,0 +1,150 @@
+"""A session's view: its events projected (`projections.session_view`) at `now`, or as
+of a moment. Short streams are read whole; a long one by the few events its view
+depends on, with its time in each status from the sums kept per process
+(`time_spent`), so a view costs nearly the same at 10 events or 100,000."""
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from django.utils import timezone
+
+from sessions import config, store
+from sessions.domain import projections, vocabulary
+from sessions.domain.records import EventRecord
+from sessions.readmodels import time_spent
+
+# The events a view depends on, and how many blocks are open (`store.read_view_events`).
+ViewEvents = tuple[list[EventRecord], int]
+
+# Streams up to this long are read whole, all of a page's in one query; a longer one is
+# read by the events its view depends on (`store.read_view_events`), so that one long
+# stream costs a board or a list no more than a short one.
+WHOLE_STREAM_LIMIT = 100
+
+
+class AppendedEvents(Protocol):
+    """What an append (`rules.append.Appended`) read: its event and its view's events
+    (None for a repeated key's answer, which read nothing)."""
+
+    event: EventRecord
+    view_events: ViewEvents | None
+
+
+def thresholds(
+    stale_after: int | None = None,
+    blocked_after: int | None = None,
+    review_after: int | None = None,
+) -> projections.Thresholds:
+    """The attention thresholds, each in minutes from the request or the settings."""
+    settings = config.current()
+    minutes = (
+        settings.stale_after_minutes if stale_after is None else stale_after,
+        settings.blocked_attention_minutes if blocked_after is None else blocked_after,
+        settings.review_attention_minutes if review_after is None else review_after,
+    )
+    return projections.Thresholds(*(timedelta(minutes=m) for m in minutes))
+
+
+def project(
+    session_id: str,
+    events: list[EventRecord],
+    now: datetime | None = None,
+    limits: projections.Thresholds | None = None,
+    blocker_count: int | None = None,
+    time_spent: dict[str, int] | None = None,
+) -> projections.SessionView:
+    """The view of a session's loaded events, at `now` (default: the clock)."""
+    now = timezone.now() if now is None else now
+    limits = thresholds() if limits is None else limits
+    return projections.session_view(session_id, events, now, limits, blocker_count, time_spent)
+
+
+def session_views(
+    session_ids: Iterable[str],
+    now: datetime | None = None,
+    limits: projections.Thresholds | None = None,
+    at: datetime | None = None,
+) -> dict[str, projections.SessionView | None]:
+    """Views of the given sessions that exist, keyed by id; as of `at`, if given, those
+    that existed then, as they were."""
+    if at is not None:
+        return {
+            session_id: project(session_id, events, at, limits)
+            for session_id, events in store.streams_as_of(list(session_ids), at).items()
+            if events[0].type == vocabulary.START
+        }
+    now = timezone.now() if now is None else now
+    lengths = store.stream_lengths(list(session_ids))
+    streams = whole_streams(lengths)
+    views = {
+        session_id: project(session_id, events, now, limits)
+        for session_id, events in streams.items()
+    }
+    for session_id in lengths.keys() - streams.keys():
+        views[session_id] = _long_view(session_id, now, limits)
+    return views
+
+
+def whole_streams(lengths: dict[str, int]) -> dict[str, list[EventRecord]]:
+    """The streams among `lengths` ({id: length}) short enough to read whole, read."""
+    short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
+    return store.read_streams(short) if short else {}
+
+
+def _long_view(
+    session_id: str,
+    now: datetime,
+    limits: projections.Thresholds | None,
+    view_events: ViewEvents | None = None,
+) -> projections.SessionView | None:
+    """A view from the events it depends on (read, unless given), and the time spans
+    summed in SQL."""
+    if view_events is None:
+        view_events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    events, blocker_count = view_events
+    if not events or events[0].type != vocabulary.START:  # none, or a plan's id
+        return None
+    spent = projections.time_in_state_from(
+        time_spent.spans(session_id, events[-1]), events[-1], now
+    )
+    return project(session_id, events, now, limits, blocker_count, spent)
+
+
+def session_view(
+    session_id: str,
+    now: datetime | None = None,
+    limits: projections.Thresholds | None = None,
+    at: datetime | None = None,
+) -> projections.SessionView | None:
+    """The view of one session, or None when it has no events (or none by `at`).
+
+    It reads only the events the view depends on and sums the time in each status in
+    SQL, so it costs nearly the same whatever the stream's length. As of `at`, it reads
+    the stream up to then (bounded by the stream's cap) and is computed at `now = at`.
+    """
+    if at is not None:
+        events = projections.as_of(session_events(session_id), at)
+        return project(session_id, events, at, limits) if events else None
+    return _long_view(session_id, timezone.now() if now is None else now, limits)
+
+
+def appended_view(appended: AppendedEvents) -> projections.SessionView | None:
+    """The view of the session an append wrote to, from the events the append read; a
+    repeated key's answer reads the session as it is now."""
+    session_id = appended.event.session
+    if appended.view_events is None:
+        return session_view(session_id)
+    return _long_view(session_id, timezone.now(), None, appended.view_events)
+
+
+def title(stream_id: str) -> str | None:
+    """The title a session or plan was started with (its first event's), or None."""
+    ends = store.stream_ends(stream_id)
+    return ends[0].title if ends else None
+
+
+def session_events(session_id: str) -> list[EventRecord]:
+    """One session's events as `EventRecord`s, oldest first; empty for no such session."""
+    events = store.read_stream(session_id)
+    return events if events and events[0].type == vocabulary.START else []
