@@ -89,6 +89,13 @@ class Event(models.Model):
                 name="tower_event_close_times",
             ),
             models.Index(fields=["actor"], name="tower_event_actor"),
+            # A retried start that named no id is found by its actor's key, whatever id
+            # was made for it (`store.start_by_key`).
+            models.Index(
+                fields=["actor", "idempotency_key"],
+                condition=models.Q(seq=1, idempotency_key__isnull=False),
+                name="tower_event_keyed_starts",
+            ),
             # A session's view reads a few events by type and by note, whatever the
             # stream's length (`store.read_view_events`): each is one probe of these.
             models.Index(fields=["session", "type", "seq"], name="tower_event_session_type"),

@@ -156,6 +156,18 @@ def token_for():
 
 
 @pytest.fixture
+def token(alice, token_for):
+    """An API token of alice's."""
+    return token_for(alice)
+
+
+@pytest.fixture
+def auth(token):
+    """Django test client headers that authenticate as alice's token."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+@pytest.fixture
 def database_url():
     """The URL of the test database, for processes that connect on their own."""
     db = connection.settings_dict

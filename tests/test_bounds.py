@@ -9,7 +9,7 @@ from django.db import OperationalError
 from django.urls import reverse
 
 from sessions.domain import vocabulary
-from sessions.domain.vocabulary import BLOCK, UNBLOCK
+from sessions.domain.vocabulary import BLOCK, CLOSE, UNBLOCK
 from sessions.models import Event
 from sessions.rules.append import Conflict, append_event
 from sessions.web import views
@@ -67,14 +67,24 @@ def test_the_events_api_comes_a_page_at_a_time(api, started, alice, token_for):
     assert [e["seq"] for e in second["items"]] == [4, 5, 6]
 
 
-def test_a_stream_at_its_cap_refuses_more_events(started, alice, monkeypatch):
+def test_a_stream_at_its_cap_refuses_more_events_but_a_close(started, alice, monkeypatch):
     monkeypatch.setattr(vocabulary, "MAX_STREAM_EVENTS", 3)
-    grow(started, alice, 2)
+    grow(started, alice, 1)
     with pytest.raises(Conflict) as refused:
         append_event(started, UNBLOCK, {}, user=alice)
     assert refused.value.code == "stream_full"
     assert "start a new session" in refused.value.detail
-    assert Event.objects.count() == 3
+    assert Event.objects.count() == 2
+
+
+def test_a_full_session_can_still_be_closed(started, alice, monkeypatch):
+    monkeypatch.setattr(vocabulary, "MAX_STREAM_EVENTS", 3)
+    grow(started, alice, 1)
+    closed = append_event(started, CLOSE, {"note": "too long: starting afresh"}, user=alice)
+    assert closed.event.seq == 3
+    with pytest.raises(Conflict) as refused:
+        append_event(started, BLOCK, {"reason": "one more"}, user=alice)
+    assert refused.value.code == "transition_not_allowed"
 
 
 @pytest.mark.django_db(transaction=True)

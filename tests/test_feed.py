@@ -157,3 +157,27 @@ def test_the_feed_waits_for_a_lower_position_that_commits_late(alice):
         assert found == [] and cursor == 0
     found, _ = feed_model.feed(cursor, 100)
     assert [event.session for _, event in found] == ["slow", "quick"]
+
+
+def test_a_page_of_long_texts_is_cut_by_its_size_and_the_rest_follows(
+    api, alice, token_for, monkeypatch
+):
+    monkeypatch.setattr("sessions.domain.vocabulary.MAX_FEED_PAGE_CHARACTERS", 2500)
+    append_event("long", START, {"title": "Long notes"}, user=alice)
+    for n in range(5):
+        append_event("long", BLOCK, {"reason": f"{n} " + "x" * 998}, user=alice)
+    token = token_for(alice)
+    first = api("GET", "/api/feed?after=0&limit=100", token=token).json()
+    assert [item["seq"] for item in first["items"]] == [1, 2, 3]
+    assert first["next_after"] == first["items"][-1]["position"]
+    items, _ = follow(api, token, limit=100)
+    assert [item["seq"] for item in items] == [1, 2, 3, 4, 5, 6]
+
+
+def test_one_event_longer_than_a_page_is_still_sent(alice, monkeypatch):
+    monkeypatch.setattr("sessions.domain.vocabulary.MAX_FEED_PAGE_CHARACTERS", 10)
+    append_event("long", START, {"title": "A title longer than ten"}, user=alice)
+    append_event("long", BLOCK, {"reason": "another long reason"}, user=alice)
+    found, next_after = feed_model.feed(0, 100)
+    assert [event.seq for _, event in found] == [1]
+    assert next_after == found[0][0]

@@ -251,6 +251,11 @@ def test_a_last_line_without_a_newline_is_accepted():
         (LINE.replace('"actor":"a"', '"actor":""'), 1, "actor"),
         ("[1]\n", 1, "JSON object"),
         ("", 1, "no events"),
+        (LINE + "[" * 100_000 + "]" * 100_000 + "\n", 2, "nested too deeply"),
+        (LINE.replace('"type"', '"x":' + "[" * 100_000 + "]" * 100_000 + ',"type"'), 1, "nested"),
+        (LINE.replace('"actor":"a"', '"actor":"a","actor":"b"'), 1, "'actor' is given twice"),
+        (LINE.replace('"type"', '"seq":NaN,"type"'), 1, "seq must be a whole number"),
+        ("\ufeff" + LINE, 1, "BOM"),
     ],
 )
 def test_the_codec_refuses_with_the_line_and_a_reason(text, line, words):
@@ -258,6 +263,32 @@ def test_the_codec_refuses_with_the_line_and_a_reason(text, line, words):
         decode(text)
     assert refused.value.line == line
     assert words in refused.value.reason
+
+
+def test_an_event_later_than_a_day_past_the_clock_is_refused_at_its_line():
+    latest = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    later = LINE.replace("2026-11-29T09:00:00Z", "2026-11-30T09:00:01Z")
+    with pytest.raises(LogError) as refused:
+        decode_log("s.jsonl", later.encode(), latest=latest)
+    assert refused.value.line == 1
+    assert "later than one day past this machine's clock" in refused.value.reason
+    assert decode_log("s.jsonl", LINE.encode(), latest=latest)[1][0].seq == 1
+
+
+@pytest.mark.django_db
+def test_import_refuses_an_event_from_the_far_future_naming_its_file_and_line(tmp_path):
+    (tmp_path / "future.jsonl").write_text(
+        log_line("2026-11-29T09:00:00Z")
+        + log_line("9999-12-31T00:00:00Z", seq=2)
+        .replace("session_start", "session_block")
+        .replace('"title":"t"', '"reason":"r"')
+    )
+    error, stderr = import_logs(tmp_path)
+    assert error is not None
+    assert (
+        f"{tmp_path / 'future.jsonl'}:2: timestamp 9999-12-31T00:00:00.000000Z is later" in stderr
+    )
+    assert not Event.objects.filter(session="future").exists()
 
 
 def test_invalid_utf8_is_refused_at_its_line():

@@ -360,3 +360,15 @@ def test_a_tool_call_looks_its_token_up_once(client, alice, token_for):
     assert answer.status_code == 200 and '"isError":false' in answer.content.decode()
     lookups = [q["sql"] for q in captured.captured_queries if "digest" in q["sql"]]
     assert len(lookups) == 1, lookups
+
+
+def test_a_retried_start_session_without_an_id_answers_with_the_first_session(mcp, alice_token):
+    async def steps(client):
+        arguments = {"title": "Fix login", "idempotency_key": "retry-1"}
+        first = await client.call_tool("start_session", arguments)
+        again = await client.call_tool("start_session", arguments)
+        return first.structured_content, again.structured_content
+
+    first, again = mcp(alice_token, steps)
+    assert again["id"] == first["id"]
+    assert Event.objects.filter(type="session_start").count() == 1

@@ -55,3 +55,32 @@ def test_a_single_midnight_still_draws_a_band_per_status():
     chart = charts.flow(["2026-11-29"], counts)
     assert [area.kind for area in chart.areas] == ["closed", "in_review", "blocked", "active"]
     assert all(len(area.points.split()) == 4 for area in chart.areas)
+
+
+@pytest.mark.django_db
+def test_an_event_at_the_calendar_s_last_day_leaves_the_metrics_answering(alice_client, alice):
+    from datetime import UTC, datetime
+
+    from sessions import store
+    from sessions.domain.records import EventRecord
+    from sessions.domain.vocabulary import BLOCK, START
+
+    # As an import before its clock check could have stored it: history cannot be edited.
+    now = datetime.now(UTC)
+    with store.holding("far"):
+        store.insert_many(
+            [
+                EventRecord("far", 1, START, now, "alice", title="t"),
+                EventRecord(
+                    "far", 2, BLOCK, datetime(9999, 12, 31, 12, tzinfo=UTC), "alice", reason="r"
+                ),
+            ]
+        )
+    assert alice_client.get("/metrics/").status_code == 200
+    assert alice_client.get("/metrics/?since=9998-12-01&until=9998-12-31").status_code == 200
+
+
+def test_a_window_past_the_calendar_is_re_shown_with_its_error(alice_client):
+    page = alice_client.get("/metrics/?since=9999-12-01&until=9999-12-31")
+    assert page.status_code == 400
+    assert "years 2 to 9998" in page.content.decode()

@@ -24,16 +24,6 @@ def post(client, path, body, **headers):
 
 
 @pytest.fixture
-def token(alice, token_for):
-    return token_for(alice)
-
-
-@pytest.fixture
-def auth(token):
-    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
-
-
-@pytest.fixture
 def plan(client, auth):
     answer = post(client, "/api/plans", {"id": "rel", "title": "Release", "nodes": RELEASE}, **auth)
     assert answer.status_code == 201, answer.content

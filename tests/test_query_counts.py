@@ -30,7 +30,7 @@ CLAIM = ["node sessions", "plan tail", "insert"]
 
 def statements(client, path, body, token):
     # Warm: the connection is open and the token's last use was just recorded.
-    client.get("/api/plans", HTTP_AUTHORIZATION=f"Bearer {token}")
+    client.get("/api/sessions", HTTP_AUTHORIZATION=f"Bearer {token}")
     with CaptureQueriesContext(connection) as captured:
         answer = client.post(
             path, body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"

@@ -232,15 +232,27 @@ def test_a_column_shows_its_newest_cards_up_to_the_limit_with_the_full_count(
     page = alice_client.get("/").content.decode()
     assert 'id="col-active">Active <span class="count">3</span>' in page
     assert "Session number 2" in page and "Session number 0" not in page
-    assert "Showing the 2 most recent of 3." in page
+    assert "Showing 1–2 of 3, newest first." in page
 
 
-def test_show_all_lifts_the_column_limit(alice_client, alice, settings):
+def test_a_column_pages_through_its_cards_a_limit_at_a_time(alice_client, alice, settings):
     settings.BOARD_COLUMN_LIMIT = 1
     for n in range(3):
         append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
-    page = alice_client.get("/", {"all": "1"}).content.decode()
-    assert all(f"Session number {n}" in page for n in range(3))
+    page = alice_client.get("/", {"active_page": "2"}).content.decode()
+    assert "Session number 1" in page
+    assert "Session number 2" not in page and "Session number 0" not in page
+    assert "Showing 2–2 of 3, newest first." in page
+    assert 'href="/?active_page=3" rel="next">Older' in page
+    assert 'href="/?" rel="prev">Newer' in page
+
+
+def test_a_column_page_past_the_end_shows_the_last_page(alice_client, alice, settings):
+    settings.BOARD_COLUMN_LIMIT = 2
+    for n in range(3):
+        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    page = alice_client.get("/", {"active_page": "99"}).content.decode()
+    assert "Session number 0" in page and "Session number 2" not in page
 
 
 def test_sessions_closed_long_ago_leave_the_board(alice_client, started, alice, settings):

@@ -39,7 +39,7 @@ from sessions.rules.append import (
     UnknownSession,
     append_event,
     claim_next,
-    new_session_id,
+    start_unnamed,
     status_of,
 )
 from sessions.rules.tokens import user_for_token
@@ -247,15 +247,19 @@ def created_status(result, key_given: bool) -> int:
 
 def appended(
     request: HttpRequest,
-    stream_id: str,
+    stream_id: str | None,
     event_type: str,
     fields: dict,
     idempotency_key: str | None,
     expected_seq: int | None = None,
 ) -> tuple[object, int]:
     """Append as the request's user, under its idempotency key (the client's, or one of
-    the server's): the `append.Appended` and the status to answer with."""
+    the server's): the `append.Appended` and the status to answer with. A start with no
+    `stream_id` gets one made, and a repeated key finds the start it made."""
     key, given = request_key(request, idempotency_key)
+    if stream_id is None:
+        result = start_unnamed(event_type, fields, user=request.auth, idempotency_key=key)
+        return result, created_status(result, given)
     result = append_event(
         stream_id,
         event_type,
@@ -301,9 +305,7 @@ def start_session(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     fields = body.model_dump(exclude={"id"})
-    result, status = appended(
-        request, body.id or new_session_id(), vocabulary.START, fields, idempotency_key
-    )
+    result, status = appended(request, body.id, vocabulary.START, fields, idempotency_key)
     return JsonResponse(view_of_appended(result), status=status)
 
 
@@ -418,9 +420,7 @@ def create_plan(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     fields = body.model_dump(exclude={"id"})
-    result, status = appended(
-        request, body.id or new_session_id(), vocabulary.PLAN_CREATE, fields, idempotency_key
-    )
+    result, status = appended(request, body.id, vocabulary.PLAN_CREATE, fields, idempotency_key)
     return JsonResponse(plan_of(result.event.session), status=status)
 
 

@@ -417,7 +417,11 @@ class FeedPlanEvent(PlanEvent):
 
 class FeedPage(Schema):
     items: list[FeedSessionEvent | FeedPlanEvent]
-    next_after: int = Field(description="Ask again with after=this: nothing is missed.")
+    next_after: int = Field(
+        description="Ask again with after=this: nothing is missed. A page holds at most"
+        " `limit` events and about a million characters of their text; a page cut short by"
+        " either ends at its last event."
+    )
 
 
 class PlanAppended(Schema):

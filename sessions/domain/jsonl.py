@@ -84,8 +84,20 @@ def session_id_from_file_name(file_name):
     return stem
 
 
-def _decode_line(raw, stream_id):
-    """One line's fields, checked on their own (ordering and transitions come later)."""
+def _object_without_repeats(pairs):
+    """A JSON object whose keys are each given once: a repeated key would silently drop
+    one of its values."""
+    found = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} is given twice")
+        found[key] = value
+    return found
+
+
+def _decode_line(raw, stream_id, latest=None):
+    """One line's fields, checked on their own (ordering and transitions come later);
+    a moment after `latest`, if given, is refused."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -93,9 +105,11 @@ def _decode_line(raw, stream_id):
     if not text.strip():
         raise ValueError("empty line")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_object_without_repeats)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError("each line must be a JSON object")
     event_type = data.get("type")
@@ -115,6 +129,13 @@ def _decode_line(raw, stream_id):
     if "timestamp" not in data:
         raise ValueError("timestamp is missing")
     timestamp = parse_timestamp(data["timestamp"])
+    if latest is not None and timestamp > latest:
+        # Appends never go back in time, so one moment in the future would pin every
+        # later event of its stream there.
+        raise ValueError(
+            f"timestamp {format_timestamp(timestamp)} is later than one day past this"
+            f" machine's clock ({format_timestamp(latest)})"
+        )
     problem = vocabulary.actor_error(data.get("actor"))
     if problem:
         raise ValueError(f"actor {problem}")
@@ -134,13 +155,16 @@ def is_plan_file(data):
     first = data.split(b"\n", 1)[0]
     try:
         line = json.loads(first)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(line, dict) and line.get("type") in vocabulary.PLAN_EVENT_TYPES
 
 
-def decode_log(file_name, data, plan_nodes=None):
+def decode_log(file_name, data, plan_nodes=None, latest=None):
     """The events of one file's bytes, in stream order with `seq` assigned.
+
+    `latest`, if given, is the latest moment an event may carry (an import gives its own
+    clock plus `vocabulary.IMPORT_FUTURE_LIMIT`).
 
     A file of plan events is a plan's, checked against the graph rules; a session that
     starts on a plan's node is checked against `plan_nodes(plan_id)`, the keys of a
@@ -154,7 +178,7 @@ def decode_log(file_name, data, plan_nodes=None):
     decoded = []
     for number, raw in enumerate(lines, start=1):
         try:
-            given_seq, record = _decode_line(raw, stream_id)
+            given_seq, record = _decode_line(raw, stream_id, latest)
         except ValueError as exc:
             raise LogError(number, str(exc)) from None
         if decoded and id_key(record.type) != id_key(decoded[0][3].type):

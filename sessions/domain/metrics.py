@@ -101,6 +101,7 @@ def metrics(
 
 
 EPOCH_DAY = date(1970, 1, 1)
+_LAST_DAY = (date.max - EPOCH_DAY).days
 
 
 class ClosedInWindow(NamedTuple):
@@ -132,9 +133,12 @@ def metrics_from_folds(
         label = (EPOCH_DAY + timedelta(days=day)).isoformat()
         throughput.setdefault(label, dict.fromkeys(OUTCOMES, 0))[outcome] = count
     days = midnights(since, until)
+    # A change from a midnight past the calendar's last day (an event on 9999-12-31)
+    # reaches no midnight of any window: it is left out rather than overflow the date.
     changes = sorted(
         (EPOCH_DAY + timedelta(days=day), STATUS_AFTER[kind], change)
         for kind, day, change in status_changes
+        if day <= _LAST_DAY
     )
     counts = dict.fromkeys(FLOW_STATUSES, 0)
     counts[CLOSED] = closed_before

@@ -165,10 +165,14 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
     return Graph(nodes)
 
 
-def graph_of(events: Iterable[object]) -> Graph:
+def graph_of(events: Iterable[EventRecord]) -> Graph:
     """The graph of a plan's stored events. Each was checked when written; one that no
     longer fits (an odd imported history) is passed over rather than raised."""
-    graph = Graph()
+    return graph_after(Graph(), events)
+
+
+def graph_after(graph: Graph, events: Iterable[EventRecord]) -> Graph:
+    """`graph` with later stored events folded in, as `graph_of` folds them."""
     for event in events:
         try:
             graph = apply(graph, event)
@@ -364,9 +368,20 @@ def ready_nodes(graph: Graph, found: dict[str, tuple[str, str | None]]) -> list[
     return ready_order(graph, {key: state for key, (state, _) in found.items()})
 
 
-def plan_view(plan_id: str, events: Sequence[object], sessions: Iterable[NodeSession]) -> PlanView:
+def plan_view(
+    plan_id: str, events: Sequence[EventRecord], sessions: Iterable[NodeSession]
+) -> PlanView:
     """Every fact about a plan, from its events (stream order) and its nodes' sessions."""
-    graph = graph_of(events)
+    ends = [events[0], events[-1]] if events else []
+    return plan_view_of(plan_id, graph_of(events), ends, sessions)
+
+
+def plan_view_of(
+    plan_id: str, graph: Graph, ends: Sequence[EventRecord], sessions: Iterable[NodeSession]
+) -> PlanView:
+    """`plan_view` from the plan's graph (`graph_of` its events) and the stream's `ends`
+    (its first and last events, or one when they are the same), so that a view costs
+    the same however long the plan's history."""
     found = node_states(graph, sessions)
     states = {key: state for key, (state, _) in found.items()}
     counts: dict[str, int] = {}
@@ -380,16 +395,17 @@ def plan_view(plan_id: str, events: Sequence[object], sessions: Iterable[NodeSes
         status = DONE
     else:
         status = OPEN
-    create = events[0] if events and events[0].type == PLAN_CREATE else None
+    create = ends[0] if ends and ends[0].type == PLAN_CREATE else None
+    last = ends[-1] if ends else None
     return PlanView(
         id=plan_id,
         title=create.title if create else None,
         owner=create.actor if create else None,
         note=create.note if create else None,
         status=status,
-        seq=events[-1].seq if events else 0,
+        seq=last.seq if last else 0,
         created_at=create.timestamp if create else None,
-        last_event_at=events[-1].timestamp if events else None,
+        last_event_at=last.timestamp if last else None,
         nodes=[
             NodeView(node.key, node.title, node.needs, *found[node.key])
             for node in graph.nodes.values()

@@ -68,6 +68,8 @@ ALLOWED_FROM = {
 # and start another). Every request's cost is bounded apart from this (pagination,
 # summarised blockers), but a stream is also a file on export and a replay on import.
 MAX_STREAM_EVENTS = 100_000
+# An imported event may be at most this far past the importing machine's clock.
+IMPORT_FUTURE_LIMIT = timedelta(days=1)
 
 # What one request may ask for or be given, so that its cost is bounded.
 MAX_BLOCKERS_SHOWN = 20  # a view lists the latest open blocks and counts them all
@@ -77,6 +79,9 @@ MAX_EVENTS_PAGE = 200  # events per page of a stream's events (API)
 TIMELINE_PAGE = 25
 MAX_FEED_PAGE = 1000  # events per page of the global feed
 DEFAULT_FEED_PAGE = 100
+# The text a feed page carries, at most (one event more than this is still sent whole):
+# a page of 1,000 events of long notes was 22 MB.
+MAX_FEED_PAGE_CHARACTERS = 1_000_000
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 MAX_PLAN_PAGE_SIZE = 20  # plans per page of the plan list (each up to 500 nodes)

@@ -8,6 +8,7 @@ from datetime import datetime
 from sessions import store
 from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
+from sessions.readmodels import plan_graphs
 
 
 def plan_events(plan_id: str) -> list[EventRecord]:
@@ -31,15 +32,34 @@ def plan_views(
     plan_ids: Iterable[str] | None = None, at: datetime | None = None
 ) -> list[plans.PlanView]:
     """Views of the given plans (default: all, newest first), in that order, as of `at`
-    if given (those that did not exist yet are left out)."""
+    if given (those that did not exist yet are left out).
+
+    Now, each costs its stream's ends and its graph kept per process (`plan_graphs`,
+    caught up by the rows since), never its history. As of a moment, each plan's events
+    up to then are read and folded (history, bounded by the stream's cap)."""
     plan_ids = store.plan_ids(at) if plan_ids is None else list(plan_ids)
+    if at is not None:
+        return _plan_views_as_of(plan_ids, at)
+    found: dict[str, tuple[plans.Graph, list[EventRecord]]] = {}
+    for plan_id in plan_ids:
+        ends = store.stream_ends(plan_id)
+        graph = plan_graphs.graph(plan_id) if ends else None
+        if graph is not None:
+            found[plan_id] = (graph, ends)
+    sessions = store.node_sessions_of(list(found))
+    return [
+        plans.plan_view_of(plan_id, graph, ends, sessions.get(plan_id, []))
+        for plan_id, (graph, ends) in found.items()
+    ]
+
+
+def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]:
     streams = store.read_streams(plan_ids)
     sessions = store.node_sessions_of(list(streams))
     views = []
     for plan_id in plan_ids:
-        events, found = streams.get(plan_id, []), sessions.get(plan_id, [])
-        if at is not None:
-            events, found = projections.as_of(events, at), plans.sessions_as_of(found, at)
+        events = projections.as_of(streams.get(plan_id, []), at)
+        found = plans.sessions_as_of(sessions.get(plan_id, []), at)
         if events and events[0].type == vocabulary.PLAN_CREATE:
             views.append(plans.plan_view(plan_id, events, found))
     return views
@@ -47,5 +67,5 @@ def plan_views(
 
 def plan_nodes(plan_id: str) -> set[str] | None:
     """The keys of a stored plan's nodes, retired ones included; None for no such plan."""
-    events = plan_events(plan_id)
-    return set(plans.graph_of(events).nodes) if events else None
+    graph = plan_graphs.graph(plan_id)
+    return set(graph.nodes) if graph is not None else None

@@ -159,6 +159,48 @@ def append_event(
     return result
 
 
+def start_unnamed(
+    event_type: str,
+    fields: dict,
+    *,
+    user: User,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> Appended:
+    """Start a session or a plan whose id the caller did not give: an id is made for it.
+
+    A repeated `idempotency_key` of the same actor finds the start it first made among
+    the actor's starts, whatever id was made for it, and returns it instead of making
+    another (a retry after a timeout must not make a second session). Racing retries of
+    one key take turns on a lock named after it, so exactly one starts."""
+    if event_type not in (vocabulary.START, vocabulary.PLAN_CREATE):
+        raise InvalidEvent({"type": "only a start may name no id"})
+    if idempotency_key is None:
+        return append_event(new_session_id(), event_type, fields, user=user, now=now)
+    _check_inputs(new_session_id(), event_type, fields, None, idempotency_key)
+    if not user.is_authenticated:
+        raise Forbidden("Sign in to append events.")
+    actor = user.get_username()
+    earlier = store.start_by_key(actor, idempotency_key, event_type)
+    if earlier is not None:
+        return Appended(earlier, created=False)
+    fields = vocabulary.canonical_fields(fields)
+    key_lock = f".key {actor} {idempotency_key}"  # never a stream's id (none begins with .)
+
+    def start() -> Appended:
+        stream_id = new_session_id()
+        streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
+        with store.holding(key_lock, *streams):
+            earlier = store.start_by_key(actor, idempotency_key, event_type)
+            if earlier is not None:
+                return Appended(earlier, created=False)
+            return _append_to_stream(
+                stream_id, event_type, fields, user, None, idempotency_key, now, fresh=True
+            )
+
+    return _retrying_races(lambda _: start())
+
+
 def _retrying_races(write):
     """`write(attempt)`, numbered from 0, until it does not lose a race."""
     for attempt in range(_ATTEMPTS - 1):
@@ -244,11 +286,17 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, e
         problem = vocabulary.transition_error(event_type, projections.status(ends))
         if problem:
             raise Conflict("transition_not_allowed", f"Refused: {problem}.", stream_id)
-    if seq >= vocabulary.MAX_STREAM_EVENTS:
+    # The last place is kept for the close, so that a full session can always be closed.
+    room = vocabulary.MAX_STREAM_EVENTS - (0 if event_type == vocabulary.CLOSE else 1)
+    if seq >= room:
         raise Conflict(
             "stream_full",
-            f"The {kind} holds {seq} events, the most one stream may hold; "
-            + ("close it and start a new session." if kind == "session" else "start a new plan."),
+            f"The {kind} holds {seq} events, as many as one stream may hold; "
+            + (
+                "its last place is kept for session_close: close it and start a new session."
+                if kind == "session"
+                else "start a new plan."
+            ),
             stream_id,
         )
     now = now or timezone.now()

@@ -107,6 +107,19 @@ def stream_spans(
     return {kind: int(total) for kind, total, _ in rows}, reached
 
 
+_FROM_SQL = f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq >= %s ORDER BY seq"
+
+
+def read_stream_from(stream: str, seq: int) -> tuple[tuple | None, list[EventRecord]]:
+    """(the stream's row at `seq` as stored, unparsed, or None; the events after it): what
+    a fold kept up to that row needs to catch up, and to check the row is still the one
+    it folded."""
+    rows = run_prepared(_FROM_SQL, [stream, seq])
+    if not rows or rows[0][1] != seq:
+        return None, []
+    return rows[0], records_from_rows(rows[1:])
+
+
 def read_stream(stream: str, alias: str = "default") -> list[EventRecord]:
     """One stream's events in stream order (fixed SQL: it runs on every page and append)."""
     with reading_cursor(alias) as cursor:

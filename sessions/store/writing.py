@@ -178,6 +178,21 @@ def claim_event(plan: str, actor: str, key: str) -> EventRecord | None:
     return rows[0] if rows else None
 
 
+# A start (seq 1) that an actor made under a key, whatever its stream's id: how a retried
+# start that named no id finds the one it made (the partial index `tower_event_keyed_starts`).
+_START_KEY_SQL = (
+    f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE actor = %s AND idempotency_key = %s"
+    " AND seq = 1 AND type = %s ORDER BY id LIMIT 1"
+)
+
+
+def start_by_key(actor: str, key: str, event_type: str) -> EventRecord | None:
+    """The start of `event_type` (a session's or a plan's) that `actor` made under
+    idempotency `key`, on any stream, if any."""
+    rows = records_from_rows(run_prepared(_START_KEY_SQL, [actor, key, event_type]))
+    return rows[0] if rows else None
+
+
 def insert(record: EventRecord, idempotency_key: str | None = None) -> int | None:
     """Insert one event (inside `appending`): its position, or None when the event's actor
     has already appended to its stream under `idempotency_key` (nothing is written)."""

@@ -211,6 +211,8 @@ class MetricsWindowForm(forms.Form):
     def clean(self):
         data = super().clean()
         since, until = data.get("since"), data.get("until")
+        if any(day and not 2 <= day.year <= 9998 for day in (since, until)):
+            raise forms.ValidationError("Dates must be in the years 2 to 9998.")
         if since and until:
             found = window.problem(*window.whole_days(since, until))
             if found == window.EMPTY:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -35,7 +35,7 @@ from sessions.rules.append import (
     status_of,
 )
 from sessions.store import visits
-from sessions.store.connections import retrying, server_key
+from sessions.store.connections import server_key
 from sessions.web import charts, drawing
 from sessions.web.forms import (
     ACTIONS,
@@ -47,6 +47,7 @@ from sessions.web.forms import (
     SubscriptionForm,
     TokenForm,
 )
+from sessions.web.unreachable import resilient
 from sessions.webhooks import payloads, subscriptions, transport
 
 # How the refusals that leave no form to re-show are said to a browser.
@@ -151,11 +152,31 @@ def answers_bad_moments(view):
     return page
 
 
+def column_page(asked: str | None, count: int, limit: int) -> int:
+    """The page of a column to show: the one asked for, within the column's pages."""
+    last = max(1, -(-count // limit))
+    try:
+        return min(max(int(asked or 1), 1), last)
+    except ValueError:
+        return 1
+
+
+def page_query(query: QueryDict, status: str, page: int) -> str | None:
+    """The board's query with `status`'s column at `page`; None for no such page."""
+    if page < 1:
+        return None
+    moved = query.copy()
+    if page == 1:
+        moved.pop(f"{status}_page", None)
+    else:
+        moved[f"{status}_page"] = str(page)
+    return moved.urlencode()
+
+
 def board_context(request, start_form=None, looking=False):
     """`looking`: the viewer loads the page (not a poll or a re-shown form), which
     records their visit for "since you last looked"."""
     filters = board_filters(request)
-    show_all = request.GET.get("all") == "1"
     at = as_of_moment(request)
     now = at or timezone.now()
     if at is not None:  # the past has nothing new to mark
@@ -170,8 +191,14 @@ def board_context(request, start_form=None, looking=False):
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
-    limit = None if show_all else config.current().board_column_limit
-    shown = [session_id for ids in by_status.values() for session_id in ids[:limit]]
+    limit = config.current().board_column_limit
+    # Each column shows one page of its cards, newest first: `<status>_page` (default 1).
+    pages = {
+        status: column_page(request.GET.get(f"{status}_page"), len(ids), limit)
+        for status, ids in by_status.items()
+    }
+    windows = {status: slice((page - 1) * limit, page * limit) for status, page in pages.items()}
+    shown = [i for status, ids in by_status.items() for i in ids[windows[status]]]
     limits = session_views.thresholds()
     overdue = board_model.needing_attention(rows, now, limits, at)
     strip = overdue[: config.current().attention_lines]
@@ -179,23 +206,28 @@ def board_context(request, start_form=None, looking=False):
     last_events = {session_id: last_at for session_id, _, last_at in rows}
     lines = board_model.attention_lines({i: last_events[i] for i, _ in strip}, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
-    columns = [
-        {
-            "status": status,
-            "label": vocabulary.STATUS_LABELS[status],
-            "count": len(ids),
-            "cards": [
-                make_card(views[i], viewer, marks_since=marks_since)
-                for i in ids[:limit]
-                if i in views
-            ],
-        }
-        for status, ids in by_status.items()
-    ]
     query = request.GET.copy()
     query.pop("since", None)
-    show_all_query = query.copy()
-    show_all_query["all"] = "1"
+    columns = []
+    for status, ids in by_status.items():
+        window = windows[status]
+        cards = [
+            make_card(views[i], viewer, marks_since=marks_since) for i in ids[window] if i in views
+        ]
+        columns.append(
+            {
+                "status": status,
+                "label": vocabulary.STATUS_LABELS[status],
+                "count": len(ids),
+                "cards": cards,
+                "first": window.start + 1,
+                "last": window.start + len(cards),
+                "newer_query": page_query(query, status, pages[status] - 1),
+                "older_query": page_query(query, status, pages[status] + 1)
+                if window.stop < len(ids)
+                else None,
+            }
+        )
     return {
         "attention": [(lines[i], reason) for i, reason in strip if i in lines],
         "attention_more": max(len(overdue) - config.current().attention_lines, 0),
@@ -204,7 +236,6 @@ def board_context(request, start_form=None, looking=False):
         "changed_count": sum(card.changed for column in columns for card in column["cards"]),
         "filters": filters,
         "query": query.urlencode(),
-        "show_all_query": show_all_query.urlencode(),
         "next_url": f"{reverse('board')}?{query.urlencode()}",
         "version": version,
         "start_form": start_form or StartForm(),
@@ -214,6 +245,7 @@ def board_context(request, start_form=None, looking=False):
     }
 
 
+@resilient
 @login_required
 @require_safe
 @answers_bad_moments
@@ -226,9 +258,9 @@ def board(request):
     )
 
 
+@resilient
 @login_required
 @require_POST
-@retrying
 def start(request):
     form = StartForm(request.POST)
     if form.is_valid():
@@ -291,6 +323,7 @@ def timeline(events, end):
     return rows
 
 
+@resilient
 @login_required
 @require_safe
 def session_page(request, session_id):
@@ -309,9 +342,9 @@ def safe_next(request, session_id):
     return reverse("session", args=[session_id])
 
 
+@resilient
 @login_required
 @require_POST
-@retrying
 def act(request, session_id, slug):
     """Append the action's event; re-show the card or page with what happened."""
     action = ACTIONS.get(slug)
@@ -371,6 +404,7 @@ def acted(request, context, part, page, status):
 # Plans --------------------------------------------------------------------------------
 
 
+@resilient
 @login_required
 @require_safe
 def plan_list(request):
@@ -392,9 +426,9 @@ def progress_percent(view):
     return round(100 * view.done / view.total) if view.total else 0
 
 
+@resilient
 @login_required
 @require_POST
-@retrying
 def plan_create(request):
     form = PlanForm(request.POST)
     if form.is_valid():
@@ -441,6 +475,7 @@ def plan_context(request, plan_id, amend_form=None, message=None):
     }
 
 
+@resilient
 @login_required
 @require_safe
 @answers_bad_moments
@@ -459,9 +494,9 @@ def plan_answer(request, plan_id, status, amend_form=None, message=None):
     return acted(request, context, "sessions/_plan_main.html", "sessions/plan.html", status)
 
 
+@resilient
 @login_required
 @require_POST
-@retrying
 def plan_start(request, plan_id, node):
     """A person starts a node: a session of theirs on it, or the page saying why not."""
     session_id = request.__dict__.setdefault("_tower_session", new_session_id())
@@ -482,9 +517,9 @@ def plan_start(request, plan_id, node):
     return redirect("session", session_id)
 
 
+@resilient
 @login_required
 @require_POST
-@retrying
 def plan_amend(request, plan_id):
     form = AmendForm(request.POST)
     status, message = 400, None
@@ -513,6 +548,7 @@ def plan_amend(request, plan_id):
 # Metrics ------------------------------------------------------------------------------
 
 
+@resilient
 @login_required
 @require_safe
 def metrics_page(request):
@@ -543,6 +579,7 @@ def metrics_page(request):
 NEW_TOKEN = "tower_new_token"
 
 
+@resilient
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def token_list(request):
@@ -575,6 +612,7 @@ def mcp_client_config(url: str, token: str) -> str:
     return json.dumps({"mcpServers": {"control-tower": server}}, indent=2)
 
 
+@resilient
 @login_required
 @require_POST
 def token_revoke(request, token_id):
@@ -583,6 +621,7 @@ def token_revoke(request, token_id):
     return redirect("tokens")
 
 
+@resilient
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def webhook_list(request):
@@ -611,6 +650,7 @@ def _visible_subscription(request, subscription_id):
     return found
 
 
+@resilient
 @login_required
 @require_POST
 def webhook_ping(request, subscription_id):
@@ -618,6 +658,7 @@ def webhook_ping(request, subscription_id):
     return redirect("webhooks")
 
 
+@resilient
 @login_required
 @require_POST
 def webhook_remove(request, subscription_id):

@@ -2,10 +2,11 @@ import functools
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from sessions.domain import plans
 from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file
-from sessions.domain.vocabulary import PLAN_CREATE
+from sessions.domain.vocabulary import IMPORT_FUTURE_LIMIT, PLAN_CREATE
 from sessions.readmodels.plan_views import plan_nodes
 from sessions.rules.append import StreamMismatch, import_stream
 
@@ -63,7 +64,8 @@ class Command(BaseCommand):
 
     def import_file(self, path, dry_run):
         try:
-            session_id, records = decode_log(path.name, path.read_bytes(), self.plan_nodes)
+            latest = timezone.now() + IMPORT_FUTURE_LIMIT
+            session_id, records = decode_log(path.name, path.read_bytes(), self.plan_nodes, latest)
             if dry_run:
                 if records and records[0].type == PLAN_CREATE:
                     self.planned[session_id] = set(plans.graph_of(records).nodes)

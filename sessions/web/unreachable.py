@@ -1,0 +1,49 @@
+"""Pages and forms when the database connection drops: run the request again on a new
+connection, and when the database stays away, say so and write nothing.
+
+The API runs each route again itself (`store.connections.retrying`); `resilient` does the
+same for every page, sign-in session and user included (`login_required` reads them
+before the view runs, so it wraps that too). A form's post carries its own
+idempotency key for the request (`server_key`), so running it again cannot append
+twice. When every attempt fails, a page that needs no database says that nothing was
+saved and shows what was sent, with a button to send it again.
+"""
+
+import functools
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from sessions.store.connections import DatabaseUnavailable, retrying
+
+# Never shown back: the form's own token is made anew for the page.
+_NOT_ECHOED = {"csrfmiddlewaretoken"}
+
+
+def resilient(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """`view`, sign-in included, run again on a new connection when it loses its own
+    (`retrying`); when the database stays away, `unreachable`. Outermost on every page,
+    so that the sign-in session and the user, read by `login_required`, are covered."""
+    retried = retrying(view)
+
+    @functools.wraps(view)
+    def run(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        try:
+            return retried(request, *args, **kwargs)
+        except DatabaseUnavailable:
+            return unreachable(request)
+
+    return run
+
+
+def unreachable(request: HttpRequest) -> HttpResponse:
+    """503: the database is unreachable, nothing was saved; a post is shown again."""
+    sent = [
+        (name, value)
+        for name, values in request.POST.lists()
+        if name not in _NOT_ECHOED
+        for value in values
+    ]
+    context = {"sent": sent, "action": request.get_full_path(), "post": request.method == "POST"}
+    return render(request, "sessions/unreachable.html", context, status=503)
