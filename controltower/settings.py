@@ -139,6 +139,14 @@ else:
     # off for connection poolers; a pooler in front of this database must keep each
     # connection to one client (PgBouncer's session mode).
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
+    # A transaction left open after writing holds the feed's safe position back for every
+    # reader (`sessions.store.feed.SafePosition`): the server ends one of the app's after
+    # this long idle.
+    idle_ms = env_int("IDLE_TRANSACTION_SECONDS", 60) * 1000
+    given = DATABASES["default"]["OPTIONS"].get("options", "")
+    DATABASES["default"]["OPTIONS"]["options"] = (
+        f"{given} -c idle_in_transaction_session_timeout={idle_ms}".strip()
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

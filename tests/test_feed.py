@@ -4,6 +4,7 @@ type, stream or plan; never missing or repeating an event while writers race."""
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import psycopg
 import pytest
 from django.db import connection
 
@@ -181,3 +182,48 @@ def test_one_event_longer_than_a_page_is_still_sent(alice, monkeypatch):
     found, next_after = feed_model.feed(0, 100)
     assert [event.seq for _, event in found] == [1]
     assert next_after == found[0][0]
+
+
+@pytest.fixture
+def other_database_transaction(database_url):
+    """A transaction left open, holding a transaction id, in another database of the
+    same PostgreSQL server (as a backup, a report or another application's idle session)."""
+    dsn = database_url.replace(f"/{connection.settings_dict['NAME']}", "/postgres")
+    with psycopg.connect(dsn) as other:
+        other.execute("SELECT txid_current()")
+        yield other
+        other.rollback()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's transactions")
+def test_a_transaction_open_in_another_database_does_not_hold_the_feed_back(
+    alice, other_database_transaction
+):
+    append_event("fresh", START, {"title": "fresh"}, user=alice)
+    found, cursor = feed_model.feed(0, 100)
+    assert [event.session for _, event in found] == ["fresh"]
+    assert cursor == found[-1][0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's roles")
+def test_the_least_privileged_role_sees_the_writers_transaction_ids(database_url, alice):
+    from sessions.store.roles import grants
+
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute("CREATE ROLE tower_feed_reader NOLOGIN")
+        try:
+            for statement in grants("tower_feed_reader"):
+                admin.execute(statement)
+            with psycopg.connect(database_url) as writer, psycopg.connect(database_url) as reader:
+                writer.execute("SELECT pg_current_xact_id()")
+                reader.execute("SET ROLE tower_feed_reader")
+                seen = reader.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
+                ).fetchone()[0]
+                writer.rollback()
+                reader.rollback()
+        finally:
+            admin.execute("DROP OWNED BY tower_feed_reader")
+            admin.execute("DROP ROLE tower_feed_reader")
+    assert seen == 1

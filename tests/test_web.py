@@ -223,12 +223,17 @@ def test_notes_are_escaped(alice_client, started, alice):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+def three_sessions(user):
+    """Sessions s0, s1 and s2, titled "Session number n", the newest last."""
+    for n in range(3):
+        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=user)
+
+
 def test_a_column_shows_its_newest_cards_up_to_the_limit_with_the_full_count(
     alice_client, alice, settings
 ):
     settings.BOARD_COLUMN_LIMIT = 2
-    for n in range(3):
-        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    three_sessions(alice)
     page = alice_client.get("/").content.decode()
     assert 'id="col-active">Active <span class="count">3</span>' in page
     assert "Session number 2" in page and "Session number 0" not in page
@@ -237,8 +242,7 @@ def test_a_column_shows_its_newest_cards_up_to_the_limit_with_the_full_count(
 
 def test_a_column_pages_through_its_cards_a_limit_at_a_time(alice_client, alice, settings):
     settings.BOARD_COLUMN_LIMIT = 1
-    for n in range(3):
-        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    three_sessions(alice)
     page = alice_client.get("/", {"active_page": "2"}).content.decode()
     assert "Session number 1" in page
     assert "Session number 2" not in page and "Session number 0" not in page
@@ -249,8 +253,7 @@ def test_a_column_pages_through_its_cards_a_limit_at_a_time(alice_client, alice,
 
 def test_a_column_page_past_the_end_shows_the_last_page(alice_client, alice, settings):
     settings.BOARD_COLUMN_LIMIT = 2
-    for n in range(3):
-        append_event(f"s{n}", START, {"title": f"Session number {n}"}, user=alice)
+    three_sessions(alice)
     page = alice_client.get("/", {"active_page": "99"}).content.decode()
     assert "Session number 0" in page and "Session number 2" not in page
 

@@ -12,9 +12,15 @@ from sessions.store.database import RECORD_COLUMNS, TABLE, reading_cursor, recor
 
 # Reading by position ------------------------------------------------------------------
 
+# PostgreSQL: the newest id, and the transactions of this database that hold an id
+# (a writer takes its transaction id before any event id). Transactions of other
+# databases on the same server cannot write this table, so they are not waited for: a
+# backup, a report or an idle session elsewhere never holds the feed back. Each backend's
+# transaction id is shown to every role, the app's least-privilege one included.
 _SEEN_POSTGRESQL = (
-    f"SELECT MAX(id), pg_snapshot_xmin(pg_current_snapshot())::text::bigint,"
-    f" pg_snapshot_xmax(pg_current_snapshot())::text::bigint FROM {TABLE}"
+    f"SELECT (SELECT MAX(id) FROM {TABLE}), ARRAY(SELECT backend_xid::text"
+    " FROM pg_stat_activity WHERE datname = current_database()"
+    " AND backend_xid IS NOT NULL AND pid <> pg_backend_pid())"
 )
 
 
@@ -25,18 +31,21 @@ class SafePosition:
       visible in id order: the newest id seen is safe.
     - PostgreSQL hands out ids as rows are inserted, and transactions commit in any
       order: a lower id can become visible after a higher one was seen. Every writer
-      takes its transaction id before its event ids (`holding`), so once every
-      transaction running when an id M was seen has ended (a later snapshot's xmin has
-      reached that moment's xmax), no row with an id up to M can appear any more. A
-      transaction left open anywhere on the server holds the safe position back.
+      takes its transaction id before its event ids (`holding`), so an uncommitted row
+      with an id up to the newest one seen belongs to a transaction that held an id
+      when it was seen. Each sighting keeps the newest id and those transactions (of
+      this database only); once none of them is running any more, no row up to that id
+      can appear. A transaction left open in this database that has written anything
+      holds the safe position back (`idle_in_transaction_session_timeout` bounds it on
+      the app's connections); one in another database on the same server does not.
 
     Call `advance` outside transactions only, where a reader sees committed rows only.
     """
 
     def __init__(self) -> None:
         self.position = 0
-        # PostgreSQL: (newest id seen, the snapshot's xmax then), oldest first.
-        self.sightings: list[tuple[int, int]] = []
+        # PostgreSQL: (newest id seen, the transactions then running), oldest first.
+        self.sightings: list[tuple[int, frozenset[str]]] = []
 
     def advance(self) -> int:
         """The safe position now (never lower than before, unless rows were lost)."""
@@ -45,17 +54,15 @@ class SafePosition:
                 cursor.execute(f"SELECT MAX(id) FROM {TABLE}")
                 return cursor.fetchone()[0] or 0
             cursor.execute(_SEEN_POSTGRESQL)
-            newest, xmin, xmax = cursor.fetchone()
-        newest = newest or 0
+            newest, running = cursor.fetchone()
+        newest, running = newest or 0, frozenset(running)
         if not self.sightings or self.sightings[-1][0] != newest:
-            self.sightings.append((newest, xmax))
-            # While a long transaction holds xmin back, keep the latest sightings only:
-            # any one of them is a valid safe position once settled.
+            self.sightings.append((newest, running))
+            # While a long transaction runs, keep the latest sightings only: any one of
+            # them is a valid safe position once settled.
             del self.sightings[:-100]
-        # A sighting with no transaction running then (xmax = xmin) is settled at once:
-        # any id drawn later is higher than every id seen.
-        settled = [seen for seen, then in self.sightings if then <= xmin]
-        self.sightings = [(seen, then) for seen, then in self.sightings if then > xmin]
+        settled = [seen for seen, then in self.sightings if not then & running]
+        self.sightings = [(seen, then) for seen, then in self.sightings if then & running]
         return max(settled, default=self.position)
 
 
