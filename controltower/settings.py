@@ -190,6 +190,8 @@ POLL_SECONDS = env_int("POLL_SECONDS", 5)
 RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)
 # Cards shown per board column before "Show all" (the counts always cover every session).
 BOARD_COLUMN_LIMIT = env_int("BOARD_COLUMN_LIMIT", 50)
+# The most webhooks one person may have: each is a thread of the delivery worker.
+WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

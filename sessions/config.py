@@ -20,7 +20,8 @@ class TowerSettings:
     visit_gap_minutes: int  # board loads closer together are one visit
     poll_seconds: int  # the board's refresh interval
     recently_closed_hours: int  # how long a closed session stays in the Closed column
-    board_column_limit: int  # cards per column before "Show all"
+    board_column_limit: int  # cards per board column, a page at a time
+    webhooks_per_user: int  # the most webhooks one person may have
 
 
 def current() -> TowerSettings:

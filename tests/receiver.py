@@ -27,9 +27,14 @@ class Received:
     def delivery(self) -> str:
         return self.headers["X-Tower-Delivery"]
 
-    def signed_by(self, secret: str) -> bool:
-        """Does the signature header verify, as a receiver would check it?"""
-        expected = "sha256=" + hmac.new(secret.encode(), self.body, hashlib.sha256).hexdigest()
+    def signed_by(self, secret: str, window_seconds: int = 300) -> bool:
+        """Does the signature verify, and is its moment within `window_seconds` of the
+        receiver's clock, as README's receiver checks it?"""
+        timestamp = self.headers.get("X-Tower-Timestamp", "")
+        if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > window_seconds:
+            return False
+        signed = timestamp.encode() + b"." + self.body
+        expected = "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
         return hmac.compare_digest(expected, self.headers.get("X-Tower-Signature-256", ""))
 
 

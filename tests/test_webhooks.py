@@ -3,6 +3,8 @@ matching event to a real local receiver, signed, in order, at least once; it ret
 backoff, survives SIGKILL, and a dead endpoint does not hold back a healthy one. The
 page where a person manages their webhooks refuses bad input and shows the delivery log."""
 
+import hashlib
+import hmac
 import os
 import signal
 import subprocess
@@ -10,6 +12,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 from django.db import connection
@@ -122,6 +125,21 @@ def test_every_body_is_signed_with_the_subscription_secret(alice, receiver, deli
     assert receiver.wait_until(lambda got: len(got) >= 2)
     assert all(r.signed_by(hook.secret) for r in receiver.received)
     assert not receiver.received[0].signed_by("another secret")
+
+
+def test_a_delivery_replayed_later_or_with_another_moment_fails_the_check(
+    alice, receiver, deliverer
+):
+    hook = subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(alice, "fix-login", 1)
+    assert receiver.wait_until(lambda got: len(got) >= 1)
+    got = receiver.received[0]
+    sent_at = int(got.headers["X-Tower-Timestamp"])
+    assert abs(sent_at - got.wall) < 5
+    moved = {**got.headers, "X-Tower-Timestamp": str(sent_at + 1)}
+    assert not replace(got, headers=moved).signed_by(hook.secret)  # the moment is signed
+    assert not got.signed_by(hook.secret, window_seconds=-1)  # too old for the receiver
 
 
 def test_a_webhook_hears_only_of_events_after_it_was_added(alice, receiver, deliverer):
@@ -347,12 +365,18 @@ def test_a_slack_line_of_a_plan_names_the_plan():
     assert line == "agent-7 made the plan *Ship v2*"
 
 
-def test_the_signature_is_the_hmac_sha256_of_the_body_under_the_secret():
-    # From RFC 4231's test case 2 ("Jefe").
-    body = b"what do ya want for nothing?"
-    assert payloads.signature("Jefe", body) == (
-        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-    )
+def test_the_signature_is_the_hmac_sha256_of_the_timestamp_and_body_under_the_secret():
+    # RFC 4231's test case 2 ("Jefe"), its message split as "<timestamp>.<body>".
+    signed = payloads.signature("Jefe", 1700000000, b"what do ya want for nothing?")
+    expected = hmac.new(
+        b"Jefe", b"1700000000.what do ya want for nothing?", hashlib.sha256
+    ).hexdigest()
+    assert signed == f"sha256={expected}"
+
+
+def test_the_same_body_signed_at_another_moment_has_another_signature():
+    body = b'{"position": 1}'
+    assert payloads.signature("s", 1700000000, body) != payloads.signature("s", 1700000001, body)
 
 
 def test_a_redirect_is_reported_not_followed():
@@ -493,3 +517,39 @@ def test_a_ping_to_a_dead_endpoint_logs_why(alice_page, alice):
 def test_the_webhooks_page_needs_a_signed_in_person(client):
     answer = client.get("/webhooks/")
     assert answer.status_code == 302 and "/login" in answer["Location"]
+
+
+def test_a_deactivated_owner_s_webhook_stops_at_once(alice, bob, receiver, deliverer):
+    hook = subscribe(alice, receiver.url)
+    deliverer()
+    start_and_block(bob, "before", 0)
+    assert receiver.wait_until(lambda got: len(got) >= 1)
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    time.sleep(1.5)  # the worker's next rescan (every second) has come and gone
+    start_and_block(bob, "after", 2)
+    time.sleep(1.0)
+    assert [r.json["session"] for r in receiver.received] == ["before"]
+    hook.refresh_from_db()
+    assert hook.cursor <= positions_of("before")[-1]
+
+
+def test_the_webhooks_page_says_a_deactivated_owner_s_webhook_is_stopped(client, alice, make_user):
+    subscribe(alice, "https://hooks.example.com/tower")
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    client.force_login(make_user("root", is_superuser=True))
+    page = client.get("/webhooks/").content.decode()
+    assert "Stopped: its owner, alice, is deactivated, so nothing is sent." in page
+
+
+def test_a_person_past_the_webhooks_cap_is_refused_clearly(alice_client, alice, settings):
+    settings.WEBHOOKS_PER_USER = 2
+    for n in range(2):
+        subscribe(alice, f"https://hooks.example.com/{n}")
+    answer = alice_client.post(
+        "/webhooks/", {"url": "https://hooks.example.com/3", "payload": Subscription.EVENT}
+    )
+    assert answer.status_code == 400
+    assert "You have 2 webhooks, the most one person may have" in answer.content.decode()
+    assert Subscription.objects.filter(owner=alice).count() == 2

@@ -1,6 +1,7 @@
 """Webhook subscriptions' rows: their removal and locks, and the delivery log and cursor
 the worker keeps (operational state: nothing about a session is derived from it)."""
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -84,3 +85,14 @@ def log_failure(
 def move_cursor(subscription: Subscription, position: int) -> None:
     Subscription.objects.filter(pk=subscription.pk, cursor__lt=position).update(cursor=position)
     subscription.cursor = max(subscription.cursor, position)
+
+
+def create_within(owner: AbstractBaseUser, most: int, **fields: object) -> Subscription | None:
+    """A new subscription of `owner`'s, unless they have `most` already (None). The
+    owner's row is locked while counting, so racing requests cannot pass the cap."""
+    with transaction.atomic():
+        users = get_user_model().objects
+        list(users.select_for_update().filter(pk=owner.pk).values_list("pk"))
+        if Subscription.objects.filter(owner=owner).count() >= most:
+            return None
+        return Subscription.objects.create(owner=owner, **fields)

@@ -629,8 +629,11 @@ def webhook_list(request):
     deliveries and their last status, send a ping, remove one."""
     form = SubscriptionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        subscriptions.subscribe(request.user, **form.cleaned_data)
-        return redirect("webhooks")
+        try:
+            subscriptions.subscribe(request.user, **form.cleaned_data)
+            return redirect("webhooks")
+        except subscriptions.TooManyWebhooks as refused:
+            form.add_error(None, refused.detail)
     context = {
         "form": form,
         "subscriptions": [
@@ -638,6 +641,7 @@ def webhook_list(request):
             for row in subscriptions.visible_subscriptions(request.user)
         ],
         "signature_header": payloads.SIGNATURE_HEADER,
+        "timestamp_header": payloads.TIMESTAMP_HEADER,
         "delivery_header": payloads.DELIVERY_HEADER,
     }
     return render(request, "sessions/webhooks.html", context, status=400 if form.errors else 200)

@@ -2,22 +2,43 @@
 
 import secrets
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+
+from sessions import config
 from sessions.models import Delivery, Subscription
 from sessions.readmodels import open_sessions
+from sessions.rules.append import Refused
 from sessions.store import subscriptions as stored
 
 
-def subscribe(owner, url: str, payload: str, **filters: str) -> Subscription:
+class TooManyWebhooks(Refused):
+    code = "too_many_webhooks"
+
+    def __init__(self, most: int) -> None:
+        super().__init__(
+            f"You have {most} webhooks, the most one person may have (WEBHOOKS_PER_USER):"
+            " remove one before adding another.",
+        )
+
+
+def subscribe(owner: AbstractBaseUser, url: str, payload: str, **filters: str) -> Subscription:
     """A new subscription with a fresh secret. It hears of events from now on: its cursor
-    starts at the feed's current position, not at the beginning of history."""
-    return Subscription.objects.create(
-        owner=owner,
+    starts at the feed's current position, not at the beginning of history. Refused
+    (`TooManyWebhooks`) past `WEBHOOKS_PER_USER`: each is a thread of the worker."""
+    most = config.current().webhooks_per_user
+    made = stored.create_within(
+        owner,
+        most,
         url=url,
         payload=payload,
         secret=secrets.token_hex(32),
         cursor=open_sessions.safe_position(),
         **filters,
     )
+    if made is None:
+        raise TooManyWebhooks(most)
+    return made
 
 
 def remove(subscription: Subscription) -> None:
@@ -34,6 +55,13 @@ def connect() -> None:
         sender=get_user_model(),
         dispatch_uid="tower-lock-subscriptions",
     )
+
+
+def live_subscriptions() -> QuerySet:
+    """The subscriptions the worker follows: those whose owner is active. A deactivated
+    person's webhooks stop at the worker's next rescan (a second by default), their
+    cursor kept; they resume from it if the person is made active again."""
+    return Subscription.objects.filter(owner__is_active=True)
 
 
 def visible_subscriptions(user):

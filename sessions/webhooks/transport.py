@@ -3,6 +3,7 @@ network failure, signed; and a ping, sent now and logged."""
 
 import http.client
 import secrets
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from sessions.webhooks.payloads import (
     EVENT_HEADER,
     PING,
     SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
     USER_AGENT,
     ping_body,
     signature,
@@ -65,12 +67,14 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
 def send(
     subscription: Subscription, body: bytes, delivery: str, kind: str, timeout: float
 ) -> Answer:
+    timestamp = int(time.time())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         DELIVERY_HEADER: delivery,
         EVENT_HEADER: kind,
-        SIGNATURE_HEADER: signature(subscription.secret, body),
+        TIMESTAMP_HEADER: str(timestamp),
+        SIGNATURE_HEADER: signature(subscription.secret, timestamp, body),
     }
     return post(subscription.url, body, headers, timeout)
 

@@ -27,6 +27,7 @@ from sessions.readmodels import open_sessions
 from sessions.store import connections
 from sessions.store import subscriptions as stored
 from sessions.webhooks.payloads import delivery_id, event_body
+from sessions.webhooks.subscriptions import live_subscriptions
 from sessions.webhooks.transport import send
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class Follower(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopping.is_set():
-                subscription = Subscription.objects.filter(pk=self.subscription_id).first()
+                subscription = live_subscriptions().filter(pk=self.subscription_id).first()
                 if subscription is None or not self._follow(subscription):
                     return
         except Exception:
@@ -79,7 +80,9 @@ class Follower(threading.Thread):
         whole = True
         try:
             for position, event in found:
-                if not self._deliver(subscription, position, event, delivered):
+                if self.stopping.is_set() or not self._deliver(
+                    subscription, position, event, delivered
+                ):
                     whole = False
                     break
         finally:
@@ -140,7 +143,7 @@ class Follower(threading.Thread):
             )
             if self.stopping.wait(wait):
                 return False
-            if not Subscription.objects.filter(pk=subscription.pk).exists():
+            if not live_subscriptions().filter(pk=subscription.pk).exists():
                 return False
             wait = min(wait * 2, self.pace.max_retry_seconds)
 
@@ -170,7 +173,7 @@ class FeedEnd:
 
 
 def _rescan(followers: dict[int, Follower], pace: Pace, feed_end: FeedEnd) -> None:
-    wanted = set(Subscription.objects.values_list("pk", flat=True))
+    wanted = set(live_subscriptions().values_list("pk", flat=True))
     for pk, follower in list(followers.items()):
         if pk not in wanted or not follower.is_alive():
             follower.stop()
