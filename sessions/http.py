@@ -1,9 +1,12 @@
 """Request checks that hold for every surface, before any view runs."""
 
+import functools
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
+
+from sessions.store.connections import DatabaseUnavailable, retrying
 
 API_PREFIX = "/api/"
 
@@ -29,6 +32,28 @@ def error(request: HttpRequest, status: int, code: str, detail: str) -> HttpResp
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """The API's 404, for any address under it that names nothing."""
     return error_response(404, "not_found", f"There is nothing at {request.path}.")
+
+
+def retrying_else(
+    unavailable: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A decorator: the view run again on a new connection when it loses its own
+    (`store.connections.retrying`), and `unavailable(request)` when the database stays
+    away. Every surface's views go through it, each with its own way of saying so."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        retried = retrying(view)
+
+        @functools.wraps(view)
+        def run(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+            try:
+                return retried(request, *args, **kwargs)
+            except DatabaseUnavailable:
+                return unavailable(request)
+
+        return run
+
+    return decorate
 
 
 def method_not_allowed(request: HttpRequest, allowed: str) -> HttpResponse:

@@ -7,9 +7,7 @@ Requests are validated by the schemas; answers are built by `schemas.session_jso
 checks every answer against that document).
 """
 
-import functools
 import json
-from collections.abc import Callable
 from datetime import datetime
 
 from django.core.exceptions import RequestDataTooBig
@@ -23,8 +21,8 @@ from ninja.security import HttpBearer
 
 from sessions import store
 from sessions.api import schemas
-from sessions.domain import jsonl, vocabulary
-from sessions.http import error_response, not_found
+from sessions.domain import jsonl, projections, vocabulary
+from sessions.http import error_response, not_found, retrying_else
 from sessions.readmodels import board as board_model
 from sessions.readmodels import feed as feed_model
 from sessions.readmodels import flow as flow_model
@@ -43,7 +41,7 @@ from sessions.rules.append import (
     status_of,
 )
 from sessions.rules.tokens import user_for_token
-from sessions.store.connections import DatabaseUnavailable, retrying, server_key
+from sessions.store.connections import server_key
 
 # How each domain refusal is said over HTTP.
 STATUS_OF = {InvalidEvent: 400, Forbidden: 403, UnknownSession: 404, Conflict: 409}
@@ -188,21 +186,13 @@ def on_lost_connection(request: HttpRequest, exc: Exception) -> HttpResponse:
     raise exc  # to `retried`, around the whole request (ninja's own handler may not raise)
 
 
-def retried(view: Callable) -> Callable:
-    """Runs a whole API request (authentication included) once more after a lost
-    database connection; 503 when the database stays unreachable."""
-    run_retrying = retrying(view)
-
-    @functools.wraps(view)
-    def run(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        try:
-            return run_retrying(request, *args, **kwargs)
-        except DatabaseUnavailable:
-            return error_response(
-                503, "unavailable", "The database is unreachable; try again shortly."
-            )
-
-    return run
+# Runs a whole API request (authentication included) once more after a lost database
+# connection; 503 when the database stays unreachable.
+retried = retrying_else(
+    lambda request: error_response(
+        503, "unavailable", "The database is unreachable; try again shortly."
+    )
+)
 
 
 @api.exception_handler(Http404)
@@ -221,7 +211,7 @@ def request_key(request: HttpRequest, given: str | None) -> tuple[str, bool]:
     return server_key(request, "auto"), False
 
 
-def limits_of(options: schemas.Thresholds) -> object:
+def limits_of(options: schemas.Thresholds) -> projections.Thresholds:
     return session_views.thresholds(
         options.stale_after, options.blocked_after, options.review_after
     )
@@ -259,15 +249,15 @@ def appended(
     key, given = request_key(request, idempotency_key)
     if stream_id is None:
         result = start_unnamed(event_type, fields, user=request.auth, idempotency_key=key)
-        return result, created_status(result, given)
-    result = append_event(
-        stream_id,
-        event_type,
-        fields,
-        user=request.auth,
-        expected_seq=expected_seq,
-        idempotency_key=key,
-    )
+    else:
+        result = append_event(
+            stream_id,
+            event_type,
+            fields,
+            user=request.auth,
+            expected_seq=expected_seq,
+            idempotency_key=key,
+        )
     return result, created_status(result, given)
 
 

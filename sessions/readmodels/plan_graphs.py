@@ -21,6 +21,7 @@ from sessions import store
 from sessions.domain import plans, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels.kept import Kept, always
+from sessions.store.database import SEQ_INDEX
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,6 @@ class _Folded:
     seq: int
     graph: plans.Graph
 
-
-_SEQ = EventRecord._fields.index("seq")  # in a row as stored
 
 # Keyed by the whole row the graph was folded to, so kept always.
 GRAPHS = Kept(bound=1_000, keep_when=always)
@@ -57,6 +56,6 @@ def graph(plan_id: str) -> plans.Graph | None:
 def _keep(plan_id: str, tail: tuple, found: plans.Graph, read: list[EventRecord]) -> plans.Graph:
     """Keep `found` if the events `read` reach `tail` (else the plan grew in between:
     fold again next time)."""
-    if read and read[-1].seq == tail[_SEQ]:
-        GRAPHS.put(plan_id, _Folded(tail, tail[_SEQ], found))
+    if read and read[-1].seq == tail[SEQ_INDEX]:
+        GRAPHS.put(plan_id, _Folded(tail, tail[SEQ_INDEX], found))
     return found

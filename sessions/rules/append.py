@@ -105,9 +105,12 @@ def _key_errors(idempotency_key: str | None) -> dict[str, str]:
     return {"idempotency_key": problem} if problem else {}
 
 
-def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key):
+def _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key):
+    """The input's fields as stored, and the streams an append of them holds; or the
+    refusal of the input, then of a caller not signed in. `stream_id` None: an id is yet
+    to be made (`start_unnamed`)."""
     errors = {}
-    problem = vocabulary.session_id_error(session_id)
+    problem = None if stream_id is None else vocabulary.session_id_error(stream_id)
     if problem:
         errors["session"] = problem
     errors.update(vocabulary.field_errors(event_type, fields))
@@ -118,6 +121,15 @@ def _check_inputs(session_id, event_type, fields, expected_seq, idempotency_key)
     errors.update(_key_errors(idempotency_key))
     if errors:
         raise InvalidEvent(errors)
+    if not user.is_authenticated:
+        raise Forbidden("Sign in to append events.")
+    return vocabulary.canonical_fields(fields)
+
+
+def _held_streams(stream_id: str, fields: dict) -> tuple[str, ...]:
+    """The streams an append holds: a start on a node holds its plan too, so that racing
+    starts of one node (and an amend retiring it) take turns: exactly one wins."""
+    return (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
 
 
 def append_event(
@@ -141,13 +153,8 @@ def append_event(
     retry of a request that succeeded gets its original answer); `expected_seq`; the
     transition; for a plan event, the graph; for a start on a plan's node, the node.
     """
-    _check_inputs(stream_id, event_type, fields, expected_seq, idempotency_key)
-    if not user.is_authenticated:
-        raise Forbidden("Sign in to append events.")
-    fields = vocabulary.canonical_fields(fields)
-    # A start on a node holds its plan too, so that racing starts of one node (and an
-    # amend retiring it) take turns: exactly one wins.
-    streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
+    fields = _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key)
+    streams = _held_streams(stream_id, fields)
     args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
     # A plan event's checks read its nodes' sessions, so it always holds the plan: a
     # start on a node (which holds the plan too) cannot slip in between.
@@ -177,20 +184,17 @@ def start_unnamed(
         raise InvalidEvent({"type": "only a start may name no id"})
     if idempotency_key is None:
         return append_event(new_session_id(), event_type, fields, user=user, now=now)
-    _check_inputs(new_session_id(), event_type, fields, None, idempotency_key)
-    if not user.is_authenticated:
-        raise Forbidden("Sign in to append events.")
+    fields = _checked(None, event_type, fields, user, None, idempotency_key)
     actor = user.get_username()
+    # A retry is answered without taking any lock (on SQLite, the one writer's turn).
     earlier = store.start_by_key(actor, idempotency_key, event_type)
     if earlier is not None:
         return Appended(earlier, created=False)
-    fields = vocabulary.canonical_fields(fields)
     key_lock = f".key {actor} {idempotency_key}"  # never a stream's id (none begins with .)
 
     def start() -> Appended:
         stream_id = new_session_id()
-        streams = (fields["plan"], stream_id) if "plan" in fields else (stream_id,)
-        with store.holding(key_lock, *streams):
+        with store.holding(key_lock, *_held_streams(stream_id, fields)):
             earlier = store.start_by_key(actor, idempotency_key, event_type)
             if earlier is not None:
                 return Appended(earlier, created=False)

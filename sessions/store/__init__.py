@@ -22,29 +22,24 @@ raises its own errors (`connections.DatabaseUnavailable`, `writing.RaceLost`), n
 Django's.
 """
 
-from sessions.store.board import (
-    board_rows,
-    board_rows_as_of,
-    events_page,
-    every_stream,
-    has_acted,
-    listing,
-    newest_position,
-    session_exists,
-    streams_as_of,
-)
+from sessions.store.board import board_rows, board_rows_as_of, listing, newest_position
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
 from sessions.store.flow import closed_before, flow_folds
 from sessions.store.plan_rows import node_sessions, node_sessions_after, node_sessions_of, plan_ids
 from sessions.store.streams import (
     blocked_run_changes_after,
     blocked_run_starts,
+    events_page,
+    every_stream,
+    has_acted,
     read_stream,
     read_stream_from,
     read_streams,
     read_view_events,
+    session_exists,
     stream_lengths,
     stream_spans,
+    streams_as_of,
 )
 from sessions.store.tokens import token_user
 from sessions.store.writing import (

@@ -1,12 +1,10 @@
 """The board's and the session list's reads: which sessions may be on the board, each
 one's status off its last event (the last transition wins, as `projections.status`
-says), the list's filters, and the reads by range and moment that pages need. The ORM
-builds the statements here; hot ones run prepared, and rows come out as tuples or
-`EventRecord`s."""
+says), and the list's filters. The ORM builds the statements here; the board's runs
+prepared, and rows come out as tuples."""
 
 import json
-from collections import defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection
 from datetime import datetime
 
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
@@ -14,15 +12,12 @@ from django.db.models.functions import Coalesce
 
 from sessions.domain import vocabulary
 from sessions.domain.projections import Thresholds
-from sessions.domain.records import EventRecord
 from sessions.models import Event
 from sessions.store.database import (
-    iter_records,
     json_array_rows,
     likely,
     moment_param,
     moment_read,
-    records,
     run_prepared,
 )
 
@@ -39,25 +34,6 @@ LAST_TYPES = {
 def newest_position() -> int:
     """Changes exactly when an event is appended: the newest event's id."""
     return Event.objects.aggregate(newest=Max("id"))["newest"] or 0
-
-
-def session_exists(session_id: str) -> bool:
-    """Whether there is a session with this id (not a plan)."""
-    return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
-
-
-def events_page(session_id: str, after: int, limit: int) -> list[EventRecord]:
-    """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
-    have no gaps, so this is a range of them)."""
-    return records(Event.objects.filter(session=session_id, seq__gt=after, seq__lte=after + limit))
-
-
-def streams_as_of(streams: Sequence[str], at: datetime) -> dict[str, list[EventRecord]]:
-    """The given streams' events up to `at`, each in stream order (those that had any)."""
-    found: dict[str, list[EventRecord]] = defaultdict(list)
-    for record in records(Event.objects.filter(session__in=list(streams), timestamp__lte=at)):
-        found[record.session].append(record)
-    return dict(found)
 
 
 def _starts(owner: str | None = None, text: str | None = None) -> QuerySet:
@@ -205,17 +181,3 @@ def listing(
         )
         tails = tails.filter(needs) if attention else tails.exclude(needs)
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
-
-
-def every_stream(ids: Sequence[str] = ()) -> Iterator[EventRecord]:
-    """Every event of the given streams (default: all), stream after stream, each in
-    stream order, read in chunks (an export)."""
-    rows = Event.objects.all()
-    if ids:
-        rows = rows.filter(session__in=list(ids))
-    return iter_records(rows)
-
-
-def has_acted(username: str) -> bool:
-    """Whether any event names `username` as its actor."""
-    return Event.objects.filter(actor=username).exists()

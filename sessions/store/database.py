@@ -23,6 +23,7 @@ TABLE = "tower_event"
 # every statement below is built from.
 COLUMNS = (*EventRecord._fields, "idempotency_key")
 RECORD_COLUMNS = ", ".join(EventRecord._fields)
+SEQ_INDEX = EventRecord._fields.index("seq")  # where a row as stored holds its seq
 
 
 def current_database() -> BaseDatabaseWrapper:

@@ -1,24 +1,29 @@
 """Reading streams: whole, by the few events a view depends on, their time spans,
-lengths and blocked runs."""
+lengths and blocked runs; and by id, range or moment for pages, exports and as-of views."""
 
 import functools
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 from django.db import connection
 
 from sessions.domain import vocabulary
 from sessions.domain.records import EventRecord
+from sessions.models import Event
 from sessions.store.database import (
     RECORD_COLUMNS,
+    SEQ_INDEX,
     TABLE,
     ids_param,
+    iter_records,
     microseconds_of,
     moment_param,
     moment_read,
     one_of,
     per_stream,
     reading_cursor,
+    records,
     records_from_rows,
     run_prepared,
 )
@@ -115,7 +120,7 @@ def read_stream_from(stream: str, seq: int) -> tuple[tuple | None, list[EventRec
     a fold kept up to that row needs to catch up, and to check the row is still the one
     it folded."""
     rows = run_prepared(_FROM_SQL, [stream, seq])
-    if not rows or rows[0][1] != seq:
+    if not rows or rows[0][SEQ_INDEX] != seq:
         return None, []
     return rows[0], records_from_rows(rows[1:])
 
@@ -182,3 +187,39 @@ def read_streams(streams: Sequence[str]) -> dict[str, list[EventRecord]]:
         for record in records_from_rows(cursor.fetchall()):
             found.setdefault(record.session, []).append(record)
     return found
+
+
+# Reads by id, range and moment, built by the ORM -----------------------------------
+
+
+def session_exists(session_id: str) -> bool:
+    """Whether there is a session with this id (not a plan)."""
+    return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
+
+
+def events_page(session_id: str, after: int, limit: int) -> list[EventRecord]:
+    """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
+    have no gaps, so this is a range of them)."""
+    return records(Event.objects.filter(session=session_id, seq__gt=after, seq__lte=after + limit))
+
+
+def streams_as_of(streams: Sequence[str], at: datetime) -> dict[str, list[EventRecord]]:
+    """The given streams' events up to `at`, each in stream order (those that had any)."""
+    found: dict[str, list[EventRecord]] = defaultdict(list)
+    for record in records(Event.objects.filter(session__in=list(streams), timestamp__lte=at)):
+        found[record.session].append(record)
+    return dict(found)
+
+
+def every_stream(ids: Sequence[str] = ()) -> Iterator[EventRecord]:
+    """Every event of the given streams (default: all), stream after stream, each in
+    stream order, read in chunks (an export)."""
+    rows = Event.objects.all()
+    if ids:
+        rows = rows.filter(session__in=list(ids))
+    return iter_records(rows)
+
+
+def has_acted(username: str) -> bool:
+    """Whether any event names `username` as its actor."""
+    return Event.objects.filter(actor=username).exists()

@@ -4,6 +4,7 @@ the worker keeps (operational state: nothing about a session is derived from it)
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions.models import Delivery, Subscription
@@ -19,9 +20,9 @@ def remove_subscription(subscription: Subscription) -> None:
         rows.delete()
 
 
-def _lock(subscriptions) -> None:
-    """Lock these subscriptions' rows until the transaction ends."""
-    list(subscriptions.select_for_update().values_list("pk", flat=True))
+def _lock(rows: QuerySet) -> None:
+    """Lock these rows until the transaction ends."""
+    list(rows.select_for_update().values_list("pk", flat=True))
 
 
 def lock_subscriptions_of(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
@@ -91,8 +92,7 @@ def create_within(owner: AbstractBaseUser, most: int, **fields: object) -> Subsc
     """A new subscription of `owner`'s, unless they have `most` already (None). The
     owner's row is locked while counting, so racing requests cannot pass the cap."""
     with transaction.atomic():
-        users = get_user_model().objects
-        list(users.select_for_update().filter(pk=owner.pk).values_list("pk"))
+        _lock(get_user_model().objects.filter(pk=owner.pk))
         if Subscription.objects.filter(owner=owner).count() >= most:
             return None
         return Subscription.objects.create(owner=owner, **fields)

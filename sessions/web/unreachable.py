@@ -9,32 +9,13 @@ twice. When every attempt fails, a page that needs no database says that nothing
 saved and shows what was sent, with a button to send it again.
 """
 
-import functools
-from collections.abc import Callable
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from sessions.store.connections import DatabaseUnavailable, retrying
+from sessions.http import retrying_else
 
 # Never shown back: the form's own token is made anew for the page.
 _NOT_ECHOED = {"csrfmiddlewaretoken"}
-
-
-def resilient(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """`view`, sign-in included, run again on a new connection when it loses its own
-    (`retrying`); when the database stays away, `unreachable`. Outermost on every page,
-    so that the sign-in session and the user, read by `login_required`, are covered."""
-    retried = retrying(view)
-
-    @functools.wraps(view)
-    def run(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        try:
-            return retried(request, *args, **kwargs)
-        except DatabaseUnavailable:
-            return unreachable(request)
-
-    return run
 
 
 def unreachable(request: HttpRequest) -> HttpResponse:
@@ -47,3 +28,9 @@ def unreachable(request: HttpRequest) -> HttpResponse:
     ]
     context = {"sent": sent, "action": request.get_full_path(), "post": request.method == "POST"}
     return render(request, "sessions/unreachable.html", context, status=503)
+
+
+# `view`, sign-in included, run again on a new connection when it loses its own; when the
+# database stays away, `unreachable`. Outermost on every page, so that the sign-in
+# session and the user, read by `login_required`, are covered.
+resilient = retrying_else(unreachable)

@@ -177,6 +177,7 @@ def board_context(request, start_form=None, looking=False):
     """`looking`: the viewer loads the page (not a poll or a re-shown form), which
     records their visit for "since you last looked"."""
     filters = board_filters(request)
+    settings = config.current()
     at = as_of_moment(request)
     now = at or timezone.now()
     if at is not None:  # the past has nothing new to mark
@@ -185,13 +186,13 @@ def board_context(request, start_form=None, looking=False):
         marks_since = visits.look(request.user, now)
     else:
         marks_since = visits.marks_since(request.user)
-    since = now - timedelta(hours=config.current().recently_closed_hours)
+    since = now - timedelta(hours=settings.recently_closed_hours)
     version = page_version()
     rows = board_model.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
     by_status = {status: [] for status in COLUMNS}
     for session_id, status, _ in rows:
         by_status[status].append(session_id)
-    limit = config.current().board_column_limit
+    limit = settings.board_column_limit
     # Each column shows one page of its cards, newest first: `<status>_page` (default 1).
     pages = {
         status: column_page(request.GET.get(f"{status}_page"), len(ids), limit)
@@ -201,7 +202,7 @@ def board_context(request, start_form=None, looking=False):
     shown = [i for status, ids in by_status.items() for i in ids[windows[status]]]
     limits = session_views.thresholds()
     overdue = board_model.needing_attention(rows, now, limits, at)
-    strip = overdue[: config.current().attention_lines]
+    strip = overdue[: settings.attention_lines]
     views = session_views.session_views(shown, now, limits, at)
     last_events = {session_id: last_at for session_id, _, last_at in rows}
     lines = board_model.attention_lines({i: last_events[i] for i, _ in strip}, at)
@@ -230,7 +231,7 @@ def board_context(request, start_form=None, looking=False):
         )
     return {
         "attention": [(lines[i], reason) for i, reason in strip if i in lines],
-        "attention_more": max(len(overdue) - config.current().attention_lines, 0),
+        "attention_more": max(len(overdue) - settings.attention_lines, 0),
         "columns": columns,
         "marks_since": marks_since,
         "changed_count": sum(card.changed for column in columns for card in column["cards"]),
@@ -241,7 +242,7 @@ def board_context(request, start_form=None, looking=False):
         "start_form": start_form or StartForm(),
         "at": at,
         "now": now,
-        "poll_seconds": config.current().poll_seconds,
+        "poll_seconds": settings.poll_seconds,
     }
 
 
