@@ -59,10 +59,11 @@ bench: $(VENV)/.dev-installed
 clean:
 	rm -rf $(VENV) staticfiles .test-db.sqlite3*
 
-# Load the demo logs (a dozen sessions in every state) into the local database.
+# Load the demo logs (a dozen sessions in every state, a lapsed node, a reclaimed one and a
+# message waiting) into the local database, moved so that they end just now.
 demo: $(VENV)/.run-installed
 	$(RUN_ENV) $(PY) manage.py migrate --noinput -v0
-	$(RUN_ENV) $(PY) manage.py import_jsonl demo/
+	$(RUN_ENV) $(PY) manage.py import_jsonl --as-if-now 2026-11-29T08:00:00Z demo/
 
 # Print a new API token for a user: make token user=admin [name=my-agent]
 token: $(VENV)/.run-installed

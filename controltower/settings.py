@@ -192,6 +192,11 @@ RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)
 BOARD_COLUMN_LIMIT = env_int("BOARD_COLUMN_LIMIT", 50)
 # The most webhooks one person may have: each is a thread of the delivery worker.
 WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
+# Written into a new plan that names none (DESIGN.md, "Liveness"): the minutes of silence
+# a node's active session may keep before it lapses, and the cap on attempts at a node
+# past which a lapsed one is no longer reclaimed.
+LEASE_MINUTES = env_int("LEASE_MINUTES", 30)
+MAX_ATTEMPTS = env_int("MAX_ATTEMPTS", 3)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

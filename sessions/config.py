@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields
 from django.conf import settings
 from django.core import checks
 
+from sessions.domain import vocabulary
+
 
 @dataclass(frozen=True)
 class TowerSettings:
@@ -22,6 +24,8 @@ class TowerSettings:
     recently_closed_hours: int  # how long a closed session stays in the Closed column
     board_column_limit: int  # cards per board column, a page at a time
     webhooks_per_user: int  # the most webhooks one person may have
+    lease_minutes: int  # the lease written into a new plan that names none
+    max_attempts: int  # the cap on attempts written into a new plan that names none
 
 
 def current() -> TowerSettings:
@@ -31,17 +35,32 @@ def current() -> TowerSettings:
     )
 
 
+# The plan defaults go into plan events, whose fields have their own ranges.
+_HIGHEST = {
+    "lease_minutes": vocabulary.INTEGER_RANGES["lease"][1],
+    "max_attempts": vocabulary.INTEGER_RANGES["max_attempts"][1],
+}
+
+
 @checks.register(checks.Tags.compatibility)
 def check_tower_settings(app_configs: object = None, **kwargs: object) -> list[checks.CheckMessage]:
-    """Each of Control Tower's settings is a whole number of at least 1."""
+    """Each of Control Tower's settings is a whole number of at least 1 (and the plan
+    defaults within what a plan event may name)."""
     problems = []
     for field in fields(TowerSettings):
         name = field.name.upper()
         value = getattr(settings, name, None)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        highest = _HIGHEST.get(field.name)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < 1
+            or (highest is not None and value > highest)
+        ):
+            within = f" and at most {highest}" if highest is not None else ""
             problems.append(
                 checks.Error(
-                    f"{name} must be a whole number of at least 1, not {value!r}.",
+                    f"{name} must be a whole number of at least 1{within}, not {value!r}.",
                     hint=f"Set {name} in the environment, or leave it out for its default.",
                     id="tower.E001",
                 )

@@ -27,6 +27,10 @@ class EventQuerySet(models.QuerySet):
         raise ImmutableEventError("bulk_update()")
 
 
+# The transitions whose note, when set, is the session's next action.
+_NOTED_TRANSITIONS = [t for t in vocabulary.NOTE_BEARING if t != vocabulary.BLOCK]
+
+
 class Event(models.Model):
     # The stream's id: a session's, or a plan's (they share one namespace).
     session = models.CharField(max_length=vocabulary.SESSION_ID_MAX)
@@ -45,6 +49,9 @@ class Event(models.Model):
     outcome = models.CharField(
         max_length=16, choices=[(o, o) for o in vocabulary.OUTCOMES], null=True, blank=True
     )
+    # A plan event's liveness settings: its lease (minutes) and its cap on attempts.
+    lease = models.PositiveIntegerField(null=True, blank=True)
+    max_attempts = models.PositiveIntegerField(null=True, blank=True)
     # A plan event's graph changes, each a JSON list as the event carries it (the store
     # writes and reads the text; nothing queries inside it).
     nodes = models.TextField(null=True, blank=True)
@@ -99,10 +106,25 @@ class Event(models.Model):
             # A session's view reads a few events by type and by note, whatever the
             # stream's length (`store.read_view_events`): each is one probe of these.
             models.Index(fields=["session", "type", "seq"], name="tower_event_session_type"),
+            # The latest note that is a next action (a block's is its reason: the type's
+            # own probe above), past any number of progress notes and messages.
             models.Index(
                 fields=["session", "seq"],
-                condition=models.Q(note__isnull=False),
-                name="tower_event_noted",
+                condition=models.Q(note__isnull=False, type__in=_NOTED_TRANSITIONS),
+                name="tower_event_next_actions",
+            ),
+            # A session's last transition (its status), past any number of heartbeats
+            # and messages: the board's, the list's and a view's one probe each.
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(type__in=vocabulary.TRANSITIONS),
+                name="tower_event_transitions",
+            ),
+            # The latest progress note, past any number of bare heartbeats.
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(type=vocabulary.PROGRESS, note__isnull=False),
+                name="tower_event_progress_notes",
             ),
             # A plan's node sessions: the starts that name it, and each one's close. Both
             # cover what the node states read (`store.node_sessions_of`), so the read

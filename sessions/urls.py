@@ -20,6 +20,7 @@ urlpatterns = [
     path(f"plans/{PLAN}/", views.plan_page, name="plan"),
     path(f"plans/{PLAN}/amend", views.plan_amend, name="plan_amend"),
     path(f"plans/{PLAN}/start/<str:node>", views.plan_start, name="plan_start"),
+    path(f"plans/{PLAN}/release/<str:node>", views.plan_release, name="plan_release"),
     path("metrics/", views.metrics_page, name="metrics"),
     path("tokens/", views.token_list, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token_revoke"),

@@ -46,10 +46,11 @@ def conformance_now():
 
 
 def spans(events):
-    """`store.stream_spans`, in Python: microseconds from each event to the next, summed
-    by the event's type."""
+    """`store.stream_spans`, in Python: microseconds from each transition to the next,
+    summed by the transition's type (progress and messages leave the status as it was)."""
     found = {}
-    for event, following in itertools.pairwise(events):
+    transitions = [event for event in events if event.type in vocabulary.STATUS_AFTER]
+    for event, following in itertools.pairwise(transitions):
         span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
         found[event.type] = found.get(event.type, 0) + span
     return found

@@ -286,6 +286,9 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "outcome",
         "time_in_state",
         "attention",
+        "progress",
+        "messages",
+        "message_count",
     ]
 
 

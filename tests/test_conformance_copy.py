@@ -15,11 +15,12 @@ def files_under(folder):
     }
 
 
-def test_the_copy_holds_the_v1_and_v2_cases():
+def test_the_copy_holds_the_v1_v2_and_v3_cases():
     names = files_under(CONFORMANCE)
     assert "expected.json" in names
-    assert "v2/expected.json" in names
-    assert any(name.startswith("v2/logs/") for name in names)
+    for version in ("v2", "v3"):
+        assert f"{version}/expected.json" in names
+        assert any(name.startswith(f"{version}/logs/") for name in names)
 
 
 @pytest.mark.skipif(

@@ -10,13 +10,15 @@ from django.core.management import CommandError, call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessions.domain import jsonl
+from sessions.domain import jsonl, projections
 from sessions.domain.jsonl import LogError, decode_log, encode_log
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ALLOWED_FROM,
     BLOCK,
     CLOSE,
+    MESSAGE,
+    OUTCOMES,
     REVIEW,
     START,
     STATUS_AFTER,
@@ -150,7 +152,7 @@ def test_the_demo_set_survives_export_import_export_byte_for_byte(tmp_path):
 def test_the_demo_set_holds_every_status_from_people_and_agents():
     logs = [decode_log(path.name, path.read_bytes())[1] for path in DEMO.iterdir()]
     logs = [events for events in logs if events[0].type == "session_start"]
-    statuses = {STATUS_AFTER[events[-1].type] for events in logs}
+    statuses = {projections.status(events) for events in logs}
     actors = {events[0].actor for events in logs}
     assert len(logs) >= 12
     assert statuses == {"active", "blocked", "in_review", "closed"}
@@ -164,6 +166,7 @@ def valid_logs(draw):
     # Any text the vocabulary accepts: one line for titles and actors, lines for notes.
     lines = st.from_regex(text_pattern("line"), fullmatch=True).filter(lambda t: len(t) <= 60)
     texts = st.from_regex(text_pattern("text"), fullmatch=True).filter(lambda t: len(t) <= 60)
+    outcomes = st.sampled_from(OUTCOMES)
     events, status = [], None
     for seq in range(1, draw(st.integers(1, 12)) + 1):
         allowed = [t for t, sources in ALLOWED_FROM.items() if status in sources]
@@ -175,11 +178,15 @@ def valid_logs(draw):
             fields = {"title": draw(lines), "note": draw(st.none() | texts)}
         elif event_type == BLOCK:
             fields = {"reason": draw(texts)}
+        elif event_type == CLOSE:
+            fields = {"note": draw(st.none() | texts), "outcome": draw(st.none() | outcomes)}
+        elif event_type == MESSAGE:
+            fields = {"note": draw(texts)}
         else:
             fields = {"note": draw(st.none() | texts)}
         moment += timedelta(microseconds=draw(st.integers(0, 10**9)))
         events.append(EventRecord("gen", seq, event_type, moment, draw(lines), **fields))
-        status = STATUS_AFTER[event_type]
+        status = STATUS_AFTER.get(event_type, status)  # progress and messages keep it
     return events
 
 

@@ -26,6 +26,8 @@ CONTRACT_TOOLS = {
     "unblock_session",
     "review_session",
     "close_session",
+    "progress_session",
+    "message_session",
     "get_session",
     "list_sessions",
     "create_plan",
@@ -143,6 +145,44 @@ def test_a_session_s_whole_life_through_the_tools_lands_under_the_token_s_user(
         "session_close",
     ]
     assert {row.actor for row in rows} == {"alice"}
+
+
+def test_a_heartbeat_and_a_message_through_the_tools_keep_the_status(mcp, alice_token):
+    async def steps(client):
+        calls = [
+            ("start_session", {"session_id": "fix-login", "title": "Fix login"}),
+            ("message_session", {"session_id": "fix-login", "note": "the API changed"}),
+            ("progress_session", {"session_id": "fix-login", "note": "read it", "expected_seq": 2}),
+        ]
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    _, messaged, progressed = mcp(alice_token, steps)
+    assert messaged.structured_content["session"]["message_count"] == 1
+    view = progressed.structured_content["session"]
+    assert (view["status"], view["message_count"], view["progress"]["note"]) == (
+        "active",
+        0,
+        "read it",
+    )
+
+
+def test_a_claim_through_the_tools_carries_the_last_attempt(mcp, alice_token, alice):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    then = timezone.now() - timedelta(hours=2)
+    fields = {"title": "Ship", "nodes": CHAIN[:1], "lease": 30}
+    append_event("ship", "plan_create", fields, user=alice, now=then)
+    append_event("old", "session_start", {"plan": "ship", "node": "design"}, user=alice, now=then)
+
+    async def steps(client):
+        return await client.call_tool("claim_next_node", {"plan_id": "ship"})
+
+    claimed = mcp(alice_token, steps).structured_content
+    assert claimed["node"] == "design"
+    assert claimed["last_attempt"]["session"] == "old"
+    assert claimed["last_attempt"]["outcome"] == "lapsed"
 
 
 def test_read_tools_give_the_api_s_json(mcp, alice_token, api):

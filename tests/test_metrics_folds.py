@@ -39,7 +39,7 @@ def session_steps(draw):
         moment += timedelta(microseconds=draw(microseconds(48)))
         outcome = draw(st.sampled_from([None, *OUTCOMES])) if kind == "session_close" else None
         steps.append((kind, moment, outcome))
-        status = STATUS_AFTER[kind]
+        status = STATUS_AFTER.get(kind, status)  # progress and messages keep it
         if kind == "session_close":
             break
     return steps
@@ -55,6 +55,7 @@ def stored(histories):
             actor="a",
             title="T" if kind == "session_start" else None,
             reason="r" if kind == "session_block" else None,
+            note="m" if kind == "session_message" else None,
             outcome=outcome,
         )
         for n, steps in enumerate(histories)
@@ -112,4 +113,5 @@ def test_a_session_closed_at_the_window_s_first_moment_is_closed_in_it(db):
     since = datetime(2026, 11, 21, 9, tzinfo=UTC)
     stored([[("session_start", since, None), ("session_close", since, None)]])
     found = flow_model.metrics(since, since + timedelta(hours=1))
-    assert found["throughput"] == {"2026-11-21": {"done": 1, "failed": 0, "abandoned": 0}}
+    day = {"done": 1, "failed": 0, "abandoned": 0, "lapsed": 0}
+    assert found["throughput"] == {"2026-11-21": day}

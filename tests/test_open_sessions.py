@@ -29,7 +29,7 @@ def caught_up():
 
 def open_on_board():
     rows = board_model.board_rows(None, None, timezone.now() - timedelta(hours=1))
-    return {session_id for session_id, status, _ in rows if status != "closed"}
+    return {row.session for row in rows if row.status != "closed"}
 
 
 def start(session_id, user):

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from sessions import store
+from sessions.domain import projections
 from sessions.readmodels import board as board_model
 from sessions.readmodels import session_views
 from tests.conftest import CONFORMANCE, conformance_expected, projected_status
@@ -25,9 +26,11 @@ def conformance_sessions(db):
 def test_board_rows_give_each_session_its_projected_status(conformance_sessions):
     rows = board_model.board_rows(None, None, timezone.now() - timedelta(days=3650))
     assert {session_id for session_id, *_ in rows} == set(LOGS)
-    for session_id, status, last_at in rows:
-        assert status == projected_status(session_id)
-        assert last_at == store.read_stream(session_id)[-1].timestamp
+    for row in rows:
+        assert row.status == projected_status(row.session)
+        events = store.read_stream(row.session)
+        assert row.last_at == projections.last_activity(events)
+        assert row.changed_at == projections.last_transition(events).timestamp
 
 
 @pytest.mark.parametrize("status", ["active", "blocked", "in_review", "closed"])

@@ -98,3 +98,11 @@ def test_a_setting_no_board_could_work_with_fails_the_check_naming_it():
     assert result.returncode != 0
     assert "tower.E001" in result.stderr
     assert "POLL_SECONDS must be a whole number of at least 1, not 0" in result.stderr
+
+
+def test_a_plan_default_past_what_a_plan_may_name_fails_the_check():
+    result = manage("check", DEBUG="1", MAX_ATTEMPTS="101")
+    assert result.returncode != 0
+    assert "MAX_ATTEMPTS must be a whole number of at least 1 and at most 100, not 101" in (
+        result.stderr
+    )

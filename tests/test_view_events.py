@@ -14,7 +14,7 @@ from sessions import store
 from sessions.domain import projections
 from sessions.domain.projections import view_events, view_events_after
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, START, STATUS_AFTER
+from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, MESSAGE, START, STATUS_AFTER
 from sessions.rules.append import import_stream
 from tests.conftest import spans
 
@@ -39,28 +39,34 @@ def streams(draw, max_events=30):
         )
         if kind == START:
             fields["title"] = "t"
+        if kind == MESSAGE:
+            fields["note"] = f"m{seq}"
         moment += timedelta(minutes=draw(st.integers(0, 90)))
         events.append(EventRecord("g", seq, kind, moment, "a", **fields))
-        status = STATUS_AFTER[kind]
+        status = STATUS_AFTER.get(kind, status)  # progress and messages keep it
     return events
 
 
-def view(events, blocker_count=None, time_spent=None):
+LEASE = timedelta(minutes=45)
+
+
+def view(events, blocker_count=None, time_spent=None, message_count=None):
     return projections.session_view(
-        "g", events, NOW, projections.Thresholds(), blocker_count, time_spent
+        "g", events, NOW, projections.Thresholds(), blocker_count, time_spent, message_count, LEASE
     )
 
 
 @given(streams())
 def test_the_view_of_the_chosen_events_is_the_view_of_the_whole_stream(events):
-    chosen, blocker_count = view_events(events, projections.MAX_BLOCKERS_SHOWN)
-    spent = projections.time_in_state_from(spans(events), events[-1], NOW)
-    assert view(chosen, blocker_count, spent) == view(events)
+    chosen, blocker_count, message_count = view_events(events, projections.MAX_BLOCKERS_SHOWN)
+    last = projections.last_transition(events)
+    spent = projections.time_in_state_from(spans(events), last, NOW)
+    assert view(chosen, blocker_count, spent, message_count) == view(events)
 
 
 @given(streams())
 def test_the_strip_line_of_the_chosen_events_is_that_of_the_whole_stream(events):
-    chosen, _ = view_events(events)
+    chosen = view_events(events).events
     whole = projections.attention_line("s", events)
     assert projections.attention_line("s", chosen) == whole
 
@@ -68,7 +74,7 @@ def test_the_strip_line_of_the_chosen_events_is_that_of_the_whole_stream(events)
 @given(streams(max_events=40), st.integers(1, 4))
 def test_an_append_works_out_the_next_view_events_from_the_last(events, shown):
     before = view_events(events[:-1], shown)
-    assert view_events_after(*before, events[-1], shown) == view_events(events, shown)
+    assert view_events_after(before, events[-1], shown) == view_events(events, shown)
 
 
 @pytest.mark.django_db
@@ -105,7 +111,7 @@ def test_the_store_sums_the_spans_between_events_exactly(events, micros):
 
 @pytest.mark.django_db
 def test_no_session_has_no_view_events():
-    assert store.read_view_events("nobody", SHOWN) == ([], 0)
+    assert store.read_view_events("nobody", SHOWN) == ([], 0, 0)
 
 
 @pytest.mark.django_db

@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, PROGRESS, START, UNBLOCK
 from sessions.models import Delivery, Event, Subscription
 from sessions.readmodels import open_sessions
 from sessions.rules.append import append_event
@@ -358,6 +358,18 @@ def test_a_slack_line_of_a_close_names_its_outcome_and_note():
 def test_a_slack_line_escapes_the_characters_slack_reads_as_markup():
     line = payloads.slack_text(event(UNBLOCK, note="<!channel> & co"), "a <b> title")
     assert line == "agent-7 unblocked *a &lt;b&gt; title*: &lt;!channel&gt; &amp; co"
+
+
+def test_a_slack_line_of_a_reclaim_says_who_took_the_node_from_whom():
+    note = "no activity since 2026-11-29T14:02:00.000000Z; node reclaimed by session s9"
+    close = EventRecord("s7", 5, CLOSE, None, "agent-9", note=note, outcome="lapsed")
+    line = payloads.slack_text(close, "Migrate the schema", "agent-7")
+    assert line == "agent-9 took *Migrate the schema* from agent-7 (silent since 14:02)"
+
+
+def test_a_slack_line_of_a_heartbeat_gives_its_note():
+    line = payloads.slack_text(event(PROGRESS, note="tests green"), "Fix login")
+    assert line == "agent-7 reported progress on *Fix login*: tests green"
 
 
 def test_a_slack_line_of_a_plan_names_the_plan():

@@ -172,6 +172,30 @@ TOOLS = [
         fixed={"type": vocabulary.CLOSE},
     ),
     Tool(
+        "progress_session",
+        "POST",
+        "/sessions/{session_id}/events",
+        "Say you are alive (a heartbeat), with an optional `note` on what you are doing"
+        " now; the status stays. Send one at least every few minutes while you work: a"
+        " node's session silent past its plan's lease lapses, and another agent may take"
+        " the node over. Sent with `expected_seq` (the seq you last saw), it also"
+        " acknowledges the pending `messages` of get_session; it is refused"
+        " (`stale_expected_seq`) if another arrived meanwhile: read it first."
+        + _REFUSALS_OF_AN_APPEND,
+        body=schemas.ProgressEvent,
+        fixed={"type": vocabulary.PROGRESS},
+    ),
+    Tool(
+        "message_session",
+        "POST",
+        "/sessions/{session_id}/events",
+        "Write to whoever works a session (`note`): its worker sees it among the view's"
+        " `messages` before its next step. The session's owner, a lead, or for a plan"
+        " node's session the plan's owner may send one; the status stays." + _REFUSALS_OF_AN_APPEND,
+        body=schemas.MessageEvent,
+        fixed={"type": vocabulary.MESSAGE},
+    ),
+    Tool(
         "get_session",
         "GET",
         "/sessions/{session_id}",
@@ -228,11 +252,13 @@ TOOLS = [
         "claim_next_node",
         "POST",
         "/plans/{plan_id}/claim",
-        "Take the plan's next ready node: a session of yours is started on it and its view"
-        " returned (its `node` says which). Agents claiming at once always get different"
-        " nodes. Close the session when the node's work is finished. Refusals:"
-        " `nothing_ready` when no node is ready (try later, or read get_plan);"
-        " `not_found` if there is no such plan.",
+        "Take the plan's next ready node, or reclaim a lapsed one (its silent session is"
+        " closed): a session of yours is started on it and its view returned (its `node`"
+        " says which), with `last_attempt`, the previous worker's handoff (why it ended and"
+        " what it was doing). Agents claiming at once always get different nodes. Send"
+        " progress_session while you work, and close the session when the node's work is"
+        " finished. Refusals: `nothing_ready` when no node is ready or reclaimable (try"
+        " later, or read get_plan); `not_found` if there is no such plan.",
         body=schemas.Claim,
     ),
     Tool(

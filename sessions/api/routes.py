@@ -456,10 +456,12 @@ def amend_plan(
 
 @plans.post(
     "/plans/{plan_id}/claim",
-    response={201: schemas.Session, 200: schemas.Session, **WRITE_ERRORS},
-    summary="Claim the next ready node: start a session on it",
-    description="Agents claiming at once each get a different node; 409 `nothing_ready` "
-    "when none is ready.",
+    response={201: schemas.Claimed, 200: schemas.Claimed, **WRITE_ERRORS},
+    summary="Claim the next ready node, or reclaim a lapsed one: start a session on it",
+    description="Agents claiming at once each get a different node; a lapsed node's silent "
+    "session is closed (outcome lapsed) in the same transaction. The answer carries the "
+    "node's `last_attempt`, the previous worker's handoff. 409 `nothing_ready` when no node "
+    "is ready or reclaimable.",
 )
 def claim(
     request: HttpRequest,
@@ -469,7 +471,12 @@ def claim(
 ):
     key, given = request_key(request, idempotency_key)
     result = claim_next(plan_id, user=request.auth, idempotency_key=key)
-    return JsonResponse(view_of_appended(result), status=created_status(result, given))
+    answer = view_of_appended(result)
+    last = result.last_attempt
+    if not result.created:  # a repeated key's answer: as the node's history says
+        last = plan_views.last_attempt(plan_id, result.event.node, result.event.session)
+    answer["last_attempt"] = schemas.attempt_json(last)
+    return JsonResponse(answer, status=created_status(result, given))
 
 
 @plans.get(

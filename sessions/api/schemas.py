@@ -85,6 +85,11 @@ Timestamp = Annotated[
 Minutes = Annotated[int, Field(ge=0, le=vocabulary.MAX_MINUTES)]
 
 
+def _optional(kind: str) -> object:
+    """A field a type may leave out (never null when present)."""
+    return Field(None, json_schema_extra={"type": kind})
+
+
 # Requests ----------------------------------------------------------------------------
 
 
@@ -127,13 +132,35 @@ class CloseEvent(Schema):
     type: Literal["session_close"]
     note: Note | None = None
     outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
-        None, description="How the work ended (default done); a plan's node states read it."
+        None,
+        description="How the work ended (default done); a plan's node states read it."
+        " `lapsed` releases a lapsed node (the plan's owner or a lead only).",
     )
     expected_seq: ExpectedSeq | None = None
 
 
+class ProgressEvent(Schema):
+    """A heartbeat: the status stays. Sent with `expected_seq`, it acknowledges the
+    pending messages the worker has read, and fails if another arrived meanwhile."""
+
+    model_config = _STRICT
+    type: Literal["session_progress"]
+    note: Note | None = Field(None, description="What the session is doing now.")
+    expected_seq: ExpectedSeq | None = None
+
+
+class MessageEvent(Schema):
+    """A person's words to the session's worker: the status stays."""
+
+    model_config = _STRICT
+    type: Literal["session_message"]
+    note: Note
+    expected_seq: ExpectedSeq | None = None
+
+
 AppendEvent = Annotated[
-    BlockEvent | UnblockEvent | ReviewEvent | CloseEvent, Field(discriminator="type")
+    BlockEvent | UnblockEvent | ReviewEvent | CloseEvent | ProgressEvent | MessageEvent,
+    Field(discriminator="type"),
 ]
 
 
@@ -194,12 +221,36 @@ Nodes = Annotated[list[PlanNode], Field(min_length=1, max_length=vocabulary.MAX_
 Needs = Annotated[list[Need], Field(min_length=1, max_length=vocabulary.MAX_PLAN_EDGES)]
 
 
+Lease = Annotated[
+    int,
+    Field(
+        strict=True,
+        ge=vocabulary.INTEGER_RANGES["lease"][0],
+        le=vocabulary.INTEGER_RANGES["lease"][1],
+        description="Minutes of silence a node's active session may keep before it lapses.",
+    ),
+]
+MaxAttempts = Annotated[
+    int,
+    Field(
+        strict=True,
+        ge=vocabulary.INTEGER_RANGES["max_attempts"][0],
+        le=vocabulary.INTEGER_RANGES["max_attempts"][1],
+        description="Sessions a node may have had before a lapsed one is no longer reclaimed.",
+    ),
+]
+
+
 class CreatePlan(Schema):
     model_config = _STRICT
     id: SessionId | None = Field(None, description="Made by the server when absent.")
     title: Title
     note: Note | None = None
     nodes: Nodes
+    lease: Lease | None = Field(None, description="Default: the server's LEASE_MINUTES.")
+    max_attempts: MaxAttempts | None = Field(
+        None, description="Default: the server's MAX_ATTEMPTS."
+    )
 
 
 class AmendPlan(Schema):
@@ -215,11 +266,13 @@ class AmendPlan(Schema):
     retire: (
         Annotated[list[SessionId], Field(min_length=1, max_length=vocabulary.MAX_PLAN_NODES)] | None
     ) = None
+    lease: Lease = _optional("integer")
+    max_attempts: MaxAttempts = _optional("integer")
     expected_seq: ExpectedSeq | None = None
 
 
 class Claim(Schema):
-    """An empty object: the server picks the first ready node."""
+    """An empty object: the server picks the first ready or reclaimable node."""
 
     model_config = _STRICT
 
@@ -290,8 +343,20 @@ class TimeInState(Schema):
 
 
 class Attention(Schema):
-    kind: Literal["stale", "blocked_long", "review_long"]
+    kind: Literal["stale", "blocked_long", "review_long", "lapsed"]
     since: Timestamp
+
+
+class SessionProgress(Schema):
+    note: str
+    timestamp: Timestamp
+
+
+class Message(Schema):
+    note: str
+    actor: str
+    timestamp: Timestamp
+    seq: int
 
 
 class Session(Schema):
@@ -319,11 +384,14 @@ class Session(Schema):
     attention: Attention | None = Field(
         description="Why a person should look now (and since when), or null."
     )
-
-
-def _optional(kind: str) -> object:
-    """A field a type may leave out (never null when present)."""
-    return Field(None, json_schema_extra={"type": kind})
+    progress: SessionProgress | None = Field(
+        description="The latest progress note and its time, or null."
+    )
+    messages: list[Message] = Field(
+        description="The messages its worker has not acknowledged, oldest first: the latest "
+        f"{vocabulary.MAX_BLOCKERS_SHOWN} when there are more (`message_count` has them all)."
+    )
+    message_count: int
 
 
 class Event(Schema):
@@ -356,6 +424,8 @@ class PlanEvent(Schema):
     needs: list[Need] | None = _optional("array")
     drop_needs: list[Need] | None = _optional("array")
     retire: list[str] | None = _optional("array")
+    lease: int | None = _optional("integer")
+    max_attempts: int | None = _optional("integer")
 
 
 class Progress(Schema):
@@ -363,12 +433,23 @@ class Progress(Schema):
     total: int
 
 
+class LastAttempt(Schema):
+    session: str
+    outcome: Literal[vocabulary.OUTCOMES]  # type: ignore[valid-type]
+    note: str | None = Field(description="Its next action: why it ended.")
+    progress: str | None = Field(description="Its latest progress note: what it was doing.")
+
+
 class NodeState(Schema):
     key: str
     title: str
     needs: list[str]
     state: Literal[plans.NODE_STATES]  # type: ignore[valid-type]
-    session: str | None = Field(description="The live session of a running node.")
+    session: str | None = Field(description="The unclosed session of a running or lapsed node.")
+    attempts: int = Field(description="Sessions ever started on it.")
+    last_attempt: LastAttempt | None = Field(
+        description="Its latest closed session: the handoff the next worker reads."
+    )
 
 
 class Plan(Schema):
@@ -385,6 +466,9 @@ class Plan(Schema):
     created_at: Timestamp | None
     last_event_at: Timestamp | None
     nodes: list[NodeState] = Field(description="In plan order.")
+    lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
+    max_attempts: int | None = Field(description="null: no cap on reclaims.")
+    lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
 
 
 class Percentiles(Schema):
@@ -439,6 +523,12 @@ class Appended(Schema):
     session: Session
 
 
+class Claimed(Session):
+    last_attempt: LastAttempt | None = Field(
+        description="The claimed node's last attempt: the previous worker's handoff."
+    )
+
+
 class SessionList(Schema):
     items: list[Session]
     next: str | None
@@ -470,6 +560,13 @@ def session_json(view: projections.SessionView) -> dict:
     shaped["blockers"] = _blockers_json(view)
     if view.attention is not None:
         shaped["attention"] = {"kind": view.attention.kind, "since": plain(view.attention.since)}
+    if view.progress is not None:
+        progress = view.progress
+        shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}
+    shaped["messages"] = [
+        {"note": m.note, "actor": m.actor, "timestamp": plain(m.timestamp), "seq": m.seq}
+        for m in view.messages
+    ]
     return shaped
 
 
@@ -495,7 +592,17 @@ def plan_json(view: plans.PlanView) -> dict:
                 "needs": list(node.needs),
                 "state": node.state,
                 "session": node.session,
+                "attempts": node.attempts,
+                "last_attempt": attempt_json(node.last_attempt),
             }
             for node in view.nodes
         ],
+        "lease": view.lease,
+        "max_attempts": view.max_attempts,
+        "lapsed": view.lapsed,
     }
+
+
+def attempt_json(attempt: plans.Attempt | None) -> dict | None:
+    """A node's last attempt (`plans.Attempt`) as the `LastAttempt` schema gives it."""
+    return None if attempt is None else attempt._asdict()

@@ -7,7 +7,7 @@ leniencies DESIGN.md allows (import), refusing anything else with the file's lin
 import json
 from datetime import UTC, datetime
 
-from sessions.domain import plans, vocabulary
+from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 
 SUFFIX = ".jsonl"
@@ -207,7 +207,7 @@ def decode_log(file_name, data, plan_nodes=None, latest=None):
                 problem = vocabulary.transition_error(record.type, status)
                 if problem:
                     raise ValueError(f"illegal transition: {problem}")
-                status = vocabulary.STATUS_AFTER[record.type]
+                status = vocabulary.STATUS_AFTER.get(record.type, status)  # progress keeps it
                 if record.plan is not None and plan_nodes is not None:
                     _check_node(record, plan_nodes(record.plan))
         except ValueError as exc:
@@ -221,3 +221,19 @@ def _check_node(start, nodes):
         raise ValueError(f"plan {start.plan!r} does not exist (import plans before sessions)")
     if start.node not in nodes:
         raise ValueError(f"node {start.node!r} is not a node of plan {start.plan!r}")
+
+
+def shifted(records, delta):
+    """The records moved in time by `delta` (a timedelta), as if they had happened that
+    much later: a demo made relative to now. A reclaim's note says since when its
+    session was silent; that moment moves with the rest."""
+    moved = []
+    for record in records:
+        record = record._replace(timestamp=record.timestamp + delta)
+        reclaim = projections.reclaimed(record)
+        if reclaim is not None:
+            since = parse_timestamp(reclaim[0]) + delta
+            note = projections.reclaim_note(since, reclaim[1], format_timestamp)
+            record = record._replace(note=note)
+        moved.append(record)
+    return moved

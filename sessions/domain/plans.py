@@ -11,12 +11,14 @@ its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans"
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
+    ACTIVE,
     DONE,
+    LAPSED,
     MAX_PLAN_KEYS,
     MAX_PLAN_NODES,
     PLAN_AMEND,
@@ -29,8 +31,11 @@ FAILED = "failed"
 READY = "ready"
 UPSTREAM_FAILED = "upstream_failed"
 WAITING = "waiting"
-NODE_STATES = (READY, RUNNING, WAITING, DONE, FAILED, UPSTREAM_FAILED, RETIRED)
-NOT_DONE = (RUNNING, FAILED, READY, UPSTREAM_FAILED, WAITING)
+# A node whose unclosed session went silent past the plan's lease (derived at `now`).
+NODE_STATES = (READY, LAPSED, RUNNING, WAITING, DONE, FAILED, UPSTREAM_FAILED, RETIRED)
+NOT_DONE = (RUNNING, LAPSED, FAILED, READY, UPSTREAM_FAILED, WAITING)
+# The states of a node with an unclosed session (its `session` names it).
+HELD = (RUNNING, LAPSED)
 
 OPEN = "open"
 CANCELLED = "cancelled"
@@ -56,9 +61,13 @@ class Node:
 
 @dataclass(frozen=True)
 class Graph:
-    """A plan's nodes in plan order (the order they were added), retired ones included."""
+    """A plan's nodes in plan order (the order they were added), retired ones included,
+    and the liveness settings in force: its lease in minutes and its cap on attempts
+    (None when the plan's events never named them: an older file)."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
+    lease: int | None = None
+    max_attempts: int | None = None
 
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.retired]
@@ -162,7 +171,11 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
     if cycle:
         where = "nodes" if event.type == PLAN_CREATE or not event.needs else "needs"
         raise GraphError(where, f"would make a cycle: {' → '.join(cycle)}")
-    return Graph(nodes)
+    return Graph(
+        nodes,
+        graph.lease if event.lease is None else event.lease,
+        graph.max_attempts if event.max_attempts is None else event.max_attempts,
+    )
 
 
 def graph_of(events: Iterable[EventRecord]) -> Graph:
@@ -201,13 +214,31 @@ def sessions_as_of(sessions: Iterable[NodeSession], at: datetime) -> list[NodeSe
     ]
 
 
+class Liveness(NamedTuple):
+    """What a node's unclosed session's lapse depends on besides the lease and `now`."""
+
+    status: str
+    last_activity: datetime
+
+
+class Attempt(NamedTuple):
+    """A node's latest closed session: the handoff the next worker reads."""
+
+    session: str
+    outcome: str
+    note: str | None  # its next action: why it ended (a reclaim's own words)
+    progress: str | None  # its latest progress note: what it was doing
+
+
 @dataclass(frozen=True)
 class NodeView:
     key: str
     title: str
     needs: tuple[str, ...]
     state: str
-    session: str | None  # the live session of a running node
+    session: str | None  # the unclosed session of a running or lapsed node
+    attempts: int = 0  # sessions ever started on it
+    last_attempt: Attempt | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +257,10 @@ class PlanView:
     done: int
     total: int
     counts: dict[str, int]
+    lease: int | None = None
+    max_attempts: int | None = None
+    lapsed: list[str] = field(default_factory=list)  # in ready order
+    claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
 
     def node(self, key: str) -> NodeView | None:
         return next((node for node in self.nodes if node.key == key), None)
@@ -252,9 +287,9 @@ def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tupl
             states[key] = (RETIRED, None)
         elif key in live:
             states[key] = (RUNNING, live[key].session)
-        elif key in latest:
+        elif key in latest and latest[key].outcome != LAPSED:
             states[key] = (DONE if latest[key].outcome == DONE else FAILED, None)
-        else:
+        else:  # never started, or its latest session lapsed
             needed = [states[need][0] for need in node.needs if need in graph.nodes]
             if all(state == DONE for state in needed):
                 states[key] = (READY, None)
@@ -316,13 +351,20 @@ def topological_keys(view: "PlanView") -> list[str]:
 
 def ready_order(graph: Graph, states: dict[str, str]) -> list[str]:
     """The ready nodes, most unlocking first, then plan order."""
+    return ranked(graph, states, {key for key, state in states.items() if state == READY})
+
+
+def ranked(graph: Graph, states: dict[str, str], chosen: Iterable[str]) -> list[str]:
+    """The `chosen` keys in the ready list's order: most unlocking first (how many live,
+    not-done nodes need each, directly or through others), then plan order."""
+    chosen = set(chosen)
     pending = {key for key, state in states.items() if state in NOT_DONE}
     dependents: dict[str, list[str]] = {}
     for node in graph.nodes.values():
         if node.key in pending:
             for need in node.needs:
                 dependents.setdefault(need, []).append(node.key)
-    ready = [key for key in graph.nodes if states[key] == READY]
+    ready = [key for key in graph.nodes if key in chosen]
     if not dependents:  # nothing waits on anything: plan order
         return ready
     position = {key: index for index, key in enumerate(graph.nodes)}
@@ -362,28 +404,134 @@ def critical_path(graph: Graph, states: dict[str, str]) -> list[str]:
         path.append(deepest(needs))
 
 
+# Liveness ------------------------------------------------------------------------------
+
+
+def unclosed_by_node(sessions: Iterable[NodeSession]) -> dict[str, list[str]]:
+    """Each node's unclosed sessions, in the order they were opened."""
+    found: dict[str, list[str]] = {}
+    for session in sorted(sessions, key=_opening_order):
+        if session.outcome is None:
+            found.setdefault(session.node, []).append(session.session)
+    return found
+
+
+def with_lapses(
+    graph: Graph,
+    states: dict[str, tuple[str, str | None]],
+    sessions: Iterable[NodeSession],
+    liveness: dict[str, Liveness],
+    now: datetime,
+) -> dict[str, tuple[str, str | None]]:
+    """`states` (`node_states`) with each running node whose unclosed sessions have all
+    lapsed at `now` made `lapsed`: active, and silent longer than the plan's lease
+    (`liveness` gives each unclosed session's status and last activity). A plan with no
+    lease lapses nothing. Worked out at every read: it depends on `now`."""
+    if graph.lease is None:
+        return states
+    lease = timedelta(minutes=graph.lease)
+    unclosed = unclosed_by_node(sessions)
+
+    def silent(session_id: str) -> bool:
+        live = liveness.get(session_id)
+        return live is not None and live.status == ACTIVE and now - live.last_activity > lease
+
+    lapsed = {
+        key: (LAPSED, session)
+        for key, (state, session) in states.items()
+        if state == RUNNING and all(silent(i) for i in unclosed.get(key, ()))
+    }
+    return {**states, **lapsed} if lapsed else states
+
+
+def attempts_of(sessions: Iterable[NodeSession]) -> dict[str, int]:
+    """How many sessions were ever started on each node (that has any)."""
+    counts: dict[str, int] = {}
+    for session in sessions:
+        counts[session.node] = counts.get(session.node, 0) + 1
+    return counts
+
+
+def latest_closed(sessions: Iterable[NodeSession]) -> dict[str, NodeSession]:
+    """Each node's latest closed session (in opening order), for those that have one."""
+    found: dict[str, NodeSession] = {}
+    for session in sorted(sessions, key=_opening_order):
+        if session.outcome is not None:
+            found[session.node] = session
+    return found
+
+
+def is_reclaimable(
+    graph: Graph, states: dict[str, tuple[str, str | None]], key: str, attempts: int
+) -> bool:
+    """Whether a lapsed node may be reclaimed: below the plan's cap on attempts (none:
+    always), and every node it needs done (a reclaim is a start)."""
+    if states[key][0] != LAPSED:
+        return False
+    if graph.max_attempts is not None and attempts >= graph.max_attempts:
+        return False
+    return all(states[need][0] == DONE for need in graph.nodes[key].needs)
+
+
+def claimable_nodes(
+    graph: Graph, found: dict[str, tuple[str, str | None]], attempts: dict[str, int]
+) -> list[str]:
+    """What "claim the next node" would take, in order: the ready nodes and the
+    reclaimable lapsed ones, in the ready list's order."""
+    states = {key: state for key, (state, _) in found.items()}
+    chosen = [
+        key
+        for key, state in states.items()
+        if state == READY or is_reclaimable(graph, found, key, attempts.get(key, 0))
+    ]
+    return ranked(graph, states, chosen)
+
+
 def ready_nodes(graph: Graph, found: dict[str, tuple[str, str | None]]) -> list[str]:
     """The plan's ready nodes in claim order (`plan_view(...).ready`, without the rest),
     from its graph and its nodes' states (`node_states`)."""
     return ready_order(graph, {key: state for key, (state, _) in found.items()})
 
 
+# What a node's latest closed session left for the next worker: (next action, progress
+# note), by session id.
+Handoffs = dict[str, tuple[str | None, str | None]]
+
+
 def plan_view(
-    plan_id: str, events: Sequence[EventRecord], sessions: Iterable[NodeSession]
+    plan_id: str,
+    events: Sequence[EventRecord],
+    sessions: Iterable[NodeSession],
+    now: datetime | None = None,
+    liveness: dict[str, Liveness] | None = None,
+    handoffs: Handoffs | None = None,
 ) -> PlanView:
-    """Every fact about a plan, from its events (stream order) and its nodes' sessions."""
+    """Every fact about a plan, from its events (stream order) and its nodes' sessions,
+    at `now` with its unclosed sessions' `liveness` (without them nothing lapses)."""
     ends = [events[0], events[-1]] if events else []
-    return plan_view_of(plan_id, graph_of(events), ends, sessions)
+    return plan_view_of(plan_id, graph_of(events), ends, sessions, now, liveness, handoffs)
 
 
 def plan_view_of(
-    plan_id: str, graph: Graph, ends: Sequence[EventRecord], sessions: Iterable[NodeSession]
+    plan_id: str,
+    graph: Graph,
+    ends: Sequence[EventRecord],
+    sessions: Iterable[NodeSession],
+    now: datetime | None = None,
+    liveness: dict[str, Liveness] | None = None,
+    handoffs: Handoffs | None = None,
 ) -> PlanView:
     """`plan_view` from the plan's graph (`graph_of` its events) and the stream's `ends`
     (its first and last events, or one when they are the same), so that a view costs
     the same however long the plan's history."""
+    sessions = list(sessions)
     found = node_states(graph, sessions)
+    if now is not None and liveness is not None:
+        found = with_lapses(graph, found, sessions, liveness, now)
     states = {key: state for key, (state, _) in found.items()}
+    attempts = attempts_of(sessions)
+    closed = latest_closed(sessions)
+    handoffs = handoffs or {}
     counts: dict[str, int] = {}
     for state in states.values():
         counts[state] = counts.get(state, 0) + 1
@@ -407,7 +555,14 @@ def plan_view_of(
         created_at=create.timestamp if create else None,
         last_event_at=last.timestamp if last else None,
         nodes=[
-            NodeView(node.key, node.title, node.needs, *found[node.key])
+            NodeView(
+                node.key,
+                node.title,
+                node.needs,
+                *found[node.key],
+                attempts.get(node.key, 0),
+                attempt_of(closed.get(node.key), handoffs),
+            )
             for node in graph.nodes.values()
         ],
         ready=ready_order(graph, states),
@@ -415,4 +570,16 @@ def plan_view_of(
         done=done,
         total=len(live),
         counts={state: counts[state] for state in NODE_STATES if counts.get(state)},
+        lease=graph.lease,
+        max_attempts=graph.max_attempts,
+        lapsed=ranked(graph, states, [key for key, state in states.items() if state == LAPSED]),
+        claimable=claimable_nodes(graph, found, attempts),
     )
+
+
+def attempt_of(session: NodeSession | None, handoffs: Handoffs) -> Attempt | None:
+    """A node's latest closed session as its last attempt, with its handoff, or None."""
+    if session is None:
+        return None
+    note, progress = handoffs.get(session.session, (None, None))
+    return Attempt(session.session, session.outcome, note, progress)

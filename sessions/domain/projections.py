@@ -6,6 +6,7 @@ logs can be odd, so nothing here raises on a history the append function would h
 refused.
 """
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -18,9 +19,15 @@ from sessions.domain.vocabulary import (
     DONE,
     IN_REVIEW,
     MAX_BLOCKERS_SHOWN,
+    MESSAGE,
+    NOTE_BEARING,
+    PROGRESS,
     START,
     STATUS_AFTER,
     UNBLOCK,
+)
+from sessions.domain.vocabulary import (
+    LAPSED as LAPSED_OUTCOME,
 )
 
 
@@ -44,7 +51,10 @@ def blockers(events):
 
 
 def note_of(event):
-    """The note an event carries (a block's reason), or None if it bears none."""
+    """The note an event bears as a next action (a block's reason), or None: progress
+    and messages carry notes that are not."""
+    if event.type not in NOTE_BEARING:
+        return None
     return event.reason if event.type == BLOCK else event.note
 
 
@@ -100,11 +110,47 @@ def closed_at(events):
     return events[-1].timestamp
 
 
+def last_transition(events):
+    """The last event that set the status, or None."""
+    return next((event for event in reversed(events) if event.type in STATUS_AFTER), None)
+
+
+def last_activity(events):
+    """When the session last did something: its last event that is not a message (a
+    person writing to a silent session does not make it look alive). None if none."""
+    return next((e.timestamp for e in reversed(events) if e.type != MESSAGE), None)
+
+
+class Progress(NamedTuple):
+    note: str
+    timestamp: datetime
+
+
+def progress(events):
+    """The latest progress note and its time, or None: what the session is doing now."""
+    return next(
+        (Progress(e.note, e.timestamp) for e in reversed(events) if e.type == PROGRESS and e.note),
+        None,
+    )
+
+
+def pending_messages(events):
+    """The messages after the last progress, oldest first: a worker acknowledges what it
+    has read with a progress event, and no other event acknowledges."""
+    pending = []
+    for event in events:
+        if event.type == PROGRESS:
+            pending = []
+        elif event.type == MESSAGE:
+            pending.append(event)
+    return pending
+
+
 def is_stale(events, now, threshold):
-    """Active, and quiet for longer than `threshold` (a timedelta) at `now`."""
+    """Active, and quiet (no activity) for longer than `threshold` (a timedelta) at `now`."""
     if not events or status(events) != ACTIVE:
         return False
-    return now - events[-1].timestamp > threshold
+    return now - last_activity(events) > threshold
 
 
 @dataclass(frozen=True)
@@ -128,19 +174,35 @@ class SessionView:
     outcome: str | None = None
     time_in_state: dict = field(default_factory=dict)  # whole seconds per status
     attention: "Attention | None" = None
+    last_activity: datetime | None = None
+    progress: Progress | None = None
+    messages: list = field(default_factory=list)  # the latest pending messages, oldest first
+    message_count: int = 0  # all the pending messages
 
 
-def session_view(session_id, events, now, thresholds=None, blocker_count=None, time_spent=None):
+def session_view(
+    session_id,
+    events,
+    now,
+    thresholds=None,
+    blocker_count=None,
+    time_spent=None,
+    message_count=None,
+    lease=None,
+):
     """All projections of one session's events at `now`, with `thresholds` (default:
-    `Thresholds()`).
+    `Thresholds()`) and, for a session on a plan's node, its plan's `lease` in force
+    (a timedelta, or None: nothing lapses).
 
     `events` may be the whole stream, or only the events the view depends on: the store
-    reads those, with the open blocks' count and the time spent in each status (which
-    need the whole stream, summed in SQL), so that a view costs the same at any length.
+    reads those, with the open blocks' and pending messages' counts and the time spent
+    in each status (which need the whole stream, summed in SQL), so that a view costs
+    the same at any length.
     """
     events = list(events)
     thresholds = thresholds or Thresholds()
     open_blocks = blockers(events)
+    pending = pending_messages(events)
     return SessionView(
         id=session_id,
         title=title(events),
@@ -158,31 +220,55 @@ def session_view(session_id, events, now, thresholds=None, blocker_count=None, t
         node=plan_node(events)[1],
         outcome=outcome(events),
         time_in_state=time_in_state(events, now) if time_spent is None else time_spent,
-        attention=attention(events, now, thresholds) if events else None,
+        attention=attention(events, now, thresholds, lease) if events else None,
+        last_activity=last_activity(events),
+        progress=progress(events),
+        messages=pending[-MAX_BLOCKERS_SHOWN:],
+        message_count=len(pending) if message_count is None else message_count,
     )
 
 
+class ViewEvents(NamedTuple):
+    """The events a session's view depends on, with the counts that need the whole stream."""
+
+    events: list
+    open_blocks: int  # how many blocks are open
+    pending_messages: int  # how many messages wait unacknowledged
+
+
 def view_events(events, shown=MAX_BLOCKERS_SHOWN):
-    """The events a session's view depends on, and how many blocks are open: first and
-    last, the latest note-bearing one, the latest unblock and block, and the first and
-    the latest `shown` blocks after that unblock (the first is where the blocked run
-    began). `session_view` of these (with the count and the time spent) is the view of
-    the whole stream; `store.read_view_events` reads them in SQL."""
-    last_unblock = max((e.seq for e in events if e.type == UNBLOCK), default=0)
+    """The events a session's view depends on: first and last, the last transition,
+    the latest note-bearing one, the latest unblock and block, the first and the latest
+    `shown` blocks after that unblock (the first is where the blocked run began), the
+    latest progress and the latest with a note, and the latest `shown` messages after
+    that progress. `session_view` of these (with the counts and the time spent) is the
+    view of the whole stream; `store.read_view_events` reads them in SQL."""
+
+    def latest(matches):
+        return max((e.seq for e in events if matches(e)), default=0)
+
+    last_unblock = latest(lambda e: e.type == UNBLOCK)
+    last_progress = latest(lambda e: e.type == PROGRESS)
     open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
-    wanted = {1, events[-1].seq if events else 0, last_unblock, *open_blocks[-shown:]}
-    wanted |= {*open_blocks[:1], max((e.seq for e in events if e.note is not None), default=0)}
-    wanted |= {max((e.seq for e in events if e.type == BLOCK), default=0)}
-    return [e for e in events if e.seq in wanted], len(open_blocks)
+    pending = [e.seq for e in events if e.type == MESSAGE and e.seq > last_progress]
+    wanted = {1, events[-1].seq if events else 0, last_unblock, last_progress}
+    wanted |= {*open_blocks[-shown:], *open_blocks[:1], *pending[-shown:]}
+    wanted |= {
+        latest(lambda e: e.type in STATUS_AFTER),
+        latest(lambda e: note_of(e) is not None),
+        latest(lambda e: e.type == BLOCK),
+        latest(lambda e: e.type == PROGRESS and e.note is not None),
+    }
+    return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 
 
-def view_events_after(chosen, open_blocks, event, shown=MAX_BLOCKERS_SHOWN):
-    """`view_events` of a stream with `event` appended, from the stream's own (`chosen`
-    and `open_blocks`): what an append knows without reading the stream again."""
-    events, _ = view_events([*chosen, event], shown)
-    if event.type == UNBLOCK:
-        return events, 0
-    return events, open_blocks + (event.type == BLOCK)
+def view_events_after(chosen, event, shown=MAX_BLOCKERS_SHOWN):
+    """`view_events` of a stream with `event` appended, from the stream's own (`chosen`,
+    a `ViewEvents`): what an append knows without reading the stream again."""
+    events, _, _ = view_events([*chosen.events, event], shown)
+    open_blocks = 0 if event.type == UNBLOCK else chosen.open_blocks + (event.type == BLOCK)
+    pending = 0 if event.type == PROGRESS else chosen.pending_messages + (event.type == MESSAGE)
+    return ViewEvents(events, open_blocks, pending)
 
 
 # Time and attention ----------------------------------------------------------------
@@ -191,13 +277,14 @@ TIMED_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW)
 
 
 def time_in_state(events, now):
-    """Whole seconds spent active, blocked and in review: each event's status lasts until
-    the next event, the last one until `now` (a closed session's last interval is not
-    counted); summed, then rounded down."""
+    """Whole seconds spent active, blocked and in review: each transition's status lasts
+    until the next transition (progress and messages leave it as it was), the last one
+    until `now` (a closed session's last interval is not counted); summed, then rounded
+    down."""
     totals = dict.fromkeys(TIMED_STATUSES, timedelta(0))
-    current = None
-    for event, following in zip(events, [*events[1:], None], strict=False):
-        current = STATUS_AFTER.get(event.type, current)
+    transitions = [event for event in events if event.type in STATUS_AFTER]
+    for event, following in zip(transitions, [*transitions[1:], None], strict=False):
+        current = STATUS_AFTER[event.type]
         if current in totals:
             until = following.timestamp if following is not None else now
             totals[current] += max(until - event.timestamp, timedelta(0))
@@ -205,9 +292,11 @@ def time_in_state(events, now):
 
 
 def time_in_state_from(spans, last, now):
-    """`time_in_state` from the stream's spans between events, summed elsewhere (in
-    SQL): `spans` maps an event type to the microseconds from each event of that type
-    to the next; the last event's span runs to `now` unless it closed the session."""
+    """`time_in_state` from the stream's spans between transitions, summed elsewhere (in
+    SQL): `spans` maps an event type to the microseconds from each transition of that
+    type to the next (progress and messages leave the status as it was, so a status
+    lasts from one transition to the next); the last transition's span (`last`) runs to
+    `now` unless it closed the session."""
     totals = dict.fromkeys(TIMED_STATUSES, 0)
     for event_type, microseconds in spans.items():
         if STATUS_AFTER.get(event_type) in totals:
@@ -229,20 +318,42 @@ class Thresholds:
 STALE = "stale"
 BLOCKED_LONG = "blocked_long"
 REVIEW_LONG = "review_long"
+LAPSED = "lapsed"
 
 
 class Attention(NamedTuple):
-    kind: str  # stale, blocked_long or review_long
+    kind: str  # stale, blocked_long, review_long or lapsed
     since: datetime  # when the overdue interval began
 
 
-def attention(events, now, thresholds=Thresholds()):
-    """The one reason a person should look at the session now, or None."""
+def attention(events, now, thresholds=Thresholds(), lease=None):
+    """The one reason a person should look at the session now, or None. A session on a
+    plan's node whose plan has a `lease` (a timedelta) has lapsed when it is active and
+    its silence is longer than the lease: that takes the place of stale."""
     current = status(events)
     if current not in (ACTIVE, BLOCKED, IN_REVIEW):
         return None
-    since = _blocked_since(events) if current == BLOCKED else events[-1].timestamp
+    since = attention_since(current, events)
+    if current == ACTIVE and is_lapsed(since, now, lease):
+        return Attention(LAPSED, since)
     return overdue(current, since, now, thresholds)
+
+
+def attention_since(current, events):
+    """When the interval a session in status `current` may be overdue for began: its
+    last activity when active, the review when in review, the run's first block when
+    blocked."""
+    if current == ACTIVE:
+        return last_activity(events)
+    if current == BLOCKED:
+        return _blocked_since(events)
+    return last_transition(events).timestamp
+
+
+def is_lapsed(last_active, now, lease):
+    """Whether an active node session silent since `last_active` has outlived its plan's
+    `lease` at `now` (strictly; None: no lease, nothing lapses)."""
+    return lease is not None and now - last_active > lease
 
 
 # What each status is called when it has lasted too long, and its threshold's name.
@@ -292,13 +403,37 @@ def threshold_of(current, thresholds):
 
 
 def _blocked_since(events):
-    """The first block of the unbroken blocked run the session is in."""
+    """The first block of the unbroken blocked run the session is in (progress and
+    messages do not break it)."""
     since = events[-1].timestamp
     for event in reversed(events):
-        if STATUS_AFTER.get(event.type) != BLOCKED:
+        if event.type not in STATUS_AFTER:
+            continue
+        if STATUS_AFTER[event.type] != BLOCKED:
             break
         since = event.timestamp
     return since
+
+
+# The note of a reclaim's close (DESIGN.md, "Reclaim"): written by the reclaim, read back
+# by what reports it (the Slack line's "silent since").
+_RECLAIM_NOTE = "no activity since {since}; node reclaimed by session {session}"
+_RECLAIM_NOTE_PATTERN = re.compile(r"no activity since (\S+); node reclaimed by session (\S+)")
+
+
+def reclaim_note(since, session_id, format_moment):
+    """The note of the close a reclaim appends to a lapsed session: since when it was
+    silent (written by `format_moment`), and the session that took its node."""
+    return _RECLAIM_NOTE.format(since=format_moment(since), session=session_id)
+
+
+def reclaimed(event):
+    """(silent since, as written; the session that took the node) of a reclaim's close,
+    or None for any other event."""
+    if event.type != CLOSE or event.outcome != LAPSED_OUTCOME or not event.note:
+        return None
+    found = _RECLAIM_NOTE_PATTERN.fullmatch(event.note)
+    return found.groups() if found else None
 
 
 def as_of(events, at):

@@ -19,6 +19,8 @@ class EventRecord(NamedTuple):
     plan: str | None = None  # a session's start: the plan and node it works on
     node: str | None = None
     outcome: str | None = None  # a session's close
+    lease: int | None = None  # a plan event's liveness settings
+    max_attempts: int | None = None
     nodes: list | None = None  # a plan event's graph changes
     needs: list | None = None
     drop_needs: list | None = None

@@ -12,7 +12,13 @@ BLOCK = "session_block"
 UNBLOCK = "session_unblock"
 REVIEW = "session_review"
 CLOSE = "session_close"
-EVENT_TYPES = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)  # a session's stream
+PROGRESS = "session_progress"  # a heartbeat: the status stays
+MESSAGE = "session_message"  # a person's words to the session's worker: the status stays
+TRANSITIONS = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)  # the types that set a status
+EVENT_TYPES = (*TRANSITIONS, PROGRESS, MESSAGE)  # a session's stream
+# A session's activity is every event but a message: a person writing to a silent
+# session does not make it look alive (staleness and leases count from activity).
+ACTIVITY_TYPES = (*TRANSITIONS, PROGRESS)
 
 PLAN_CREATE = "plan_create"
 PLAN_AMEND = "plan_amend"
@@ -29,12 +35,13 @@ STATUS_LABELS = {ACTIVE: "Active", BLOCKED: "Blocked", IN_REVIEW: "In review", C
 
 # A plan event's graph changes, each a list (stored as JSON).
 GRAPH_FIELDS = ("nodes", "needs", "drop_needs", "retire")
-AMEND_CHANGES = GRAPH_FIELDS  # an amend makes at least one of these
 
 DONE = "done"
 FAILED = "failed"
 ABANDONED = "abandoned"
-OUTCOMES = (DONE, FAILED, ABANDONED)  # how a session ended; absent means done
+# Written only by a reclaim or a release of a lapsed node's session (and on import).
+LAPSED = "lapsed"
+OUTCOMES = (DONE, FAILED, ABANDONED, LAPSED)  # how a session ended; absent means done
 
 # Each type's own fields, in the order JSONL writes them.
 FIELDS = {
@@ -43,17 +50,41 @@ FIELDS = {
     UNBLOCK: ("note",),
     REVIEW: ("note",),
     CLOSE: ("note", "outcome"),
-    PLAN_CREATE: ("title", "note", "nodes"),
-    PLAN_AMEND: ("note", "nodes", "needs", "drop_needs", "retire"),
+    PROGRESS: ("note",),
+    MESSAGE: ("note",),
+    PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts"),
+    PLAN_AMEND: ("note", "nodes", "needs", "drop_needs", "retire", "lease", "max_attempts"),
 }
+# A plan's liveness settings: its lease (minutes of silence a node's active session may
+# keep) and its cap on attempts (reclaims stop there), each a whole number in a range.
+LIVENESS_FIELDS = ("lease", "max_attempts")
+INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
+AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS)  # an amend makes at least one of these
 # Every field an event may carry, in the order the event table stores them.
-EVENT_FIELDS = ("title", "reason", "note", "plan", "node", "outcome", *GRAPH_FIELDS)
-REQUIRED_FIELDS = {START: ("title",), BLOCK: ("reason",), PLAN_CREATE: ("title", "nodes")}
+EVENT_FIELDS = (
+    "title",
+    "reason",
+    "note",
+    "plan",
+    "node",
+    "outcome",
+    *LIVENESS_FIELDS,
+    *GRAPH_FIELDS,
+)
+REQUIRED_FIELDS = {
+    START: ("title",),
+    BLOCK: ("reason",),
+    MESSAGE: ("note",),
+    PLAN_CREATE: ("title", "nodes"),
+}
 MAX_LENGTH = {"title": 200, "reason": 2000, "note": 2000}
 TEXT_FIELDS = tuple(MAX_LENGTH)
 ID_FIELDS = ("plan", "node")
 
 STATUS_AFTER = {START: ACTIVE, BLOCK: BLOCKED, UNBLOCK: ACTIVE, REVIEW: IN_REVIEW, CLOSE: CLOSED}
+# The events whose note is the session's next action (a block's reason always is):
+# progress and messages carry notes that are not.
+NOTE_BEARING = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)
 
 # `None` stands for "no events yet".
 ALLOWED_FROM = {
@@ -62,6 +93,8 @@ ALLOWED_FROM = {
     UNBLOCK: (BLOCKED,),
     REVIEW: (ACTIVE,),
     CLOSE: (ACTIVE, BLOCKED, IN_REVIEW),
+    PROGRESS: (ACTIVE, BLOCKED, IN_REVIEW),
+    MESSAGE: (ACTIVE, BLOCKED, IN_REVIEW),
 }
 
 # The most events one stream may hold: past it an append is refused (close the session
@@ -224,6 +257,11 @@ def value_error(name, value):
         return _list_error(value, _edge_error, "edges", MAX_PLAN_EDGES)
     if name == "retire":
         return _id_list_error(value, "keys", MAX_PLAN_NODES)
+    if name in INTEGER_RANGES:
+        low, high = INTEGER_RANGES[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"must be a whole number from {low} to {high}"
+        return None
     raise KeyError(name)
 
 

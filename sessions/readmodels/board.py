@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from sessions import store
 from sessions.domain import projections, vocabulary
-from sessions.readmodels import open_sessions
+from sessions.readmodels import open_sessions, plan_graphs
 from sessions.readmodels.kept import Kept, always
 from sessions.readmodels.session_views import thresholds, whole_streams
 from sessions.store.board import BoardRow
@@ -56,20 +56,29 @@ def needing_attention(
     if at is None:
         run_starts = open_sessions.blocked_runs()
     else:
-        blocked = [session_id for session_id, status, _ in rows if status == vocabulary.BLOCKED]
+        blocked = [row.session for row in rows if row.status == vocabulary.BLOCKED]
         run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
     before = projections.overdue_before(now, limits)
+    plans = {row.plan for row in rows if row.plan is not None and row.status == vocabulary.ACTIVE}
+    leases = {plan: plan_graphs.lease(plan, at) for plan in plans}
     found = []
-    for session_id, status, last_at in rows:
-        if status not in before:  # closed
+    for row in rows:
+        if row.status not in before:  # closed
             continue
-        since = run_starts.get(session_id, last_at) if status == vocabulary.BLOCKED else last_at
-        if since < before[status]:
-            found.append((since - before[status], session_id, status, since))
+        since = {
+            vocabulary.ACTIVE: row.last_at,
+            vocabulary.BLOCKED: run_starts.get(row.session, row.changed_at),
+            vocabulary.IN_REVIEW: row.changed_at,
+        }[row.status]
+        kind, cut_off = projections.ATTENTION_OF[row.status][0], before[row.status]
+        lease = leases.get(row.plan) if row.status == vocabulary.ACTIVE else None
+        if projections.is_lapsed(since, now, lease):
+            kind, cut_off = projections.LAPSED, now - lease
+        if since < cut_off:
+            found.append((since - cut_off, row.session, kind, since))
     found.sort()  # the longest overdue (the most before its cut-off) first
     return [
-        (session_id, projections.Attention(projections.ATTENTION_OF[status][0], since))
-        for _, session_id, status, since in found
+        (session_id, projections.Attention(kind, since)) for _, session_id, kind, since in found
     ]
 
 

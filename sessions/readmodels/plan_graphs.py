@@ -16,6 +16,7 @@ the same seq. The least recently used plans are dropped beyond the bound of `GRA
 """
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sessions import store
 from sessions.domain import plans, vocabulary
@@ -59,3 +60,16 @@ def _keep(plan_id: str, tail: tuple, found: plans.Graph, read: list[EventRecord]
     if read and read[-1].seq == tail[SEQ_INDEX]:
         GRAPHS.put(plan_id, _Folded(tail, tail[SEQ_INDEX], found))
     return found
+
+
+def lease(plan_id: str | None, at: datetime | None = None) -> timedelta | None:
+    """The lease in force on the plan now (or at `at`), or None: no such plan, or one
+    that never named a lease (nothing of it lapses)."""
+    if plan_id is None:
+        return None
+    if at is None:
+        found = graph(plan_id)
+        minutes = found.lease if found is not None else None
+    else:
+        minutes = store.plan_setting_as_of(plan_id, "lease", at)
+    return timedelta(minutes=minutes) if minutes is not None else None

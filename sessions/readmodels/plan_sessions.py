@@ -22,7 +22,10 @@ node_states_after`), worked out again otherwise. Nothing is written anywhere.
 """
 
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import NamedTuple
+
+from django.utils import timezone
 
 from sessions import store
 from sessions.domain import plans
@@ -41,10 +44,12 @@ class _Known:
 
 
 class Found(NamedTuple):
-    states: dict[str, tuple[str, str | None]]  # `plans.node_states`
+    # `plans.node_states`, with the nodes lapsed at `now` (`plans.with_lapses`)
+    states: dict[str, tuple[str, str | None]]
     # The (actor, idempotency key) pairs of the plan's starts; None when not known (read
     # inside an enclosing transaction), so that a claim asks the store instead.
     keys: frozenset[tuple[str, str]] | None
+    attempts: dict[str, int]  # sessions ever started on each node
 
 
 # Kept by a reader holding the plan's lock in a transaction of its own (no enclosing one)
@@ -52,13 +57,17 @@ class Found(NamedTuple):
 KNOWN = Kept(bound=1_000, keep_when=own_transaction)
 
 
-def node_states(plan_id: str, graph: plans.Graph) -> Found:
+def node_states(plan_id: str, graph: plans.Graph, now: datetime | None = None) -> Found:
     """The states of the plan's nodes (`plans.node_states` of its `graph` and its node
-    sessions), for a caller holding the plan's lock (`store.holding`) that has written
-    nothing in its transaction yet. When only starts came since the states kept for the
-    same graph, those are brought up to date instead of worked out again."""
+    sessions) at `now` (default: the clock), for a caller holding the plan's lock
+    (`store.holding`) that has written nothing in its transaction yet. When only starts
+    came since the states kept for the same graph, those are brought up to date instead
+    of worked out again. Which running nodes have lapsed is never kept: it depends on
+    `now` and on their sessions' last activity, read afresh each time."""
+    now = timezone.now() if now is None else now
     if connections.in_nested_transaction():  # `holding`'s transaction sits inside another
-        return Found(plans.node_states(graph, store.node_sessions(plan_id)), None)
+        sessions = store.node_sessions(plan_id)
+        return _lapsed(graph, plans.node_states(graph, sessions), sessions, None, now)
     known = KNOWN.get(plan_id)
     update = _caught_up(plan_id, known) if known is not None else None
     if update is None:
@@ -72,7 +81,24 @@ def node_states(plan_id: str, graph: plans.Graph) -> Found:
     else:
         states = plans.node_states(graph, list(found.sessions.values()))
     KNOWN.put(plan_id, replace(found, graph=graph, states=states))
-    return Found(states, found.keys)
+    return _lapsed(graph, states, list(found.sessions.values()), found.keys, now)
+
+
+def _lapsed(
+    graph: plans.Graph,
+    states: dict,
+    sessions: list[NodeSession],
+    keys: frozenset[tuple[str, str]] | None,
+    now: datetime,
+) -> Found:
+    if graph.lease is not None and any(state == plans.RUNNING for state, _ in states.values()):
+        # A session opened within the lease cannot have lapsed (its last activity is no
+        # earlier than its start): only the older ones' liveness is read.
+        opened_before = now - timedelta(minutes=graph.lease)
+        older = [s.session for s in sessions if s.outcome is None and s.opened_at < opened_before]
+        if older:
+            states = plans.with_lapses(graph, states, sessions, store.liveness_of(older), now)
+    return Found(states, keys, plans.attempts_of(sessions))
 
 
 def _caught_up(plan_id: str, known: _Known) -> tuple[_Known, list[NodeSession], bool] | None:

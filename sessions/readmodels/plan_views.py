@@ -5,6 +5,8 @@ starts and closes, not their sessions' lengths."""
 from collections.abc import Iterable
 from datetime import datetime
 
+from django.utils import timezone
+
 from sessions import store
 from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
@@ -40,6 +42,7 @@ def plan_views(
     plan_ids = store.plan_ids(at) if plan_ids is None else list(plan_ids)
     if at is not None:
         return _plan_views_as_of(plan_ids, at)
+    now = timezone.now()
     found: dict[str, tuple[plans.Graph, list[EventRecord]]] = {}
     for plan_id in plan_ids:
         ends = store.stream_ends(plan_id)
@@ -47,21 +50,38 @@ def plan_views(
         if graph is not None:
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
+    liveness, handoffs = _liveness_and_handoffs(sessions.values())
     return [
-        plans.plan_view_of(plan_id, graph, ends, sessions.get(plan_id, []))
+        plans.plan_view_of(plan_id, graph, ends, sessions.get(plan_id, []), now, liveness, handoffs)
         for plan_id, (graph, ends) in found.items()
     ]
 
 
+def _liveness_and_handoffs(
+    node_sessions: Iterable[list[plans.NodeSession]], at: datetime | None = None
+) -> tuple[dict[str, plans.Liveness], plans.Handoffs]:
+    """The liveness of every unclosed node session (now, or as of `at`), and the handoff
+    of each node's latest closed session: a probe or three per session, never a stream."""
+    unclosed, closed = [], []
+    for sessions in node_sessions:
+        unclosed += [s.session for s in sessions if s.outcome is None]
+        closed += [s.session for s in plans.latest_closed(sessions).values()]
+    return store.liveness_of(unclosed, at), store.handoffs_of(closed)
+
+
 def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]:
     streams = store.read_streams(plan_ids)
-    sessions = store.node_sessions_of(list(streams))
+    sessions = {
+        plan_id: plans.sessions_as_of(found, at)
+        for plan_id, found in store.node_sessions_of(list(streams)).items()
+    }
+    liveness, handoffs = _liveness_and_handoffs(sessions.values(), at)
     views = []
     for plan_id in plan_ids:
         events = projections.as_of(streams.get(plan_id, []), at)
-        found = plans.sessions_as_of(sessions.get(plan_id, []), at)
+        found = sessions.get(plan_id, [])
         if events and events[0].type == vocabulary.PLAN_CREATE:
-            views.append(plans.plan_view(plan_id, events, found))
+            views.append(plans.plan_view(plan_id, events, found, at, liveness, handoffs))
     return views
 
 
@@ -69,3 +89,14 @@ def plan_nodes(plan_id: str) -> set[str] | None:
     """The keys of a stored plan's nodes, retired ones included; None for no such plan."""
     graph = plan_graphs.graph(plan_id)
     return set(graph.nodes) if graph is not None else None
+
+
+def last_attempt(plan_id: str, node_key: str, before: str | None = None) -> plans.Attempt | None:
+    """The node's latest closed session and its handoff (`plans.Attempt`), or None; not
+    counting the session `before` (the one a claim just started)."""
+    sessions = [
+        s for s in store.node_sessions(plan_id) if s.node == node_key and s.session != before
+    ]
+    latest = plans.latest_closed(sessions).get(node_key)
+    handoffs = store.handoffs_of([latest.session]) if latest is not None else {}
+    return plans.attempt_of(latest, handoffs)

@@ -11,11 +11,9 @@ from django.utils import timezone
 
 from sessions import config, store
 from sessions.domain import projections, vocabulary
+from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
-from sessions.readmodels import time_spent
-
-# The events a view depends on, and how many blocks are open (`store.read_view_events`).
-ViewEvents = tuple[list[EventRecord], int]
+from sessions.readmodels import plan_graphs, time_spent
 
 # Streams up to this long are read whole, all of a page's in one query; a longer one is
 # read by the events its view depends on (`store.read_view_events`), so that one long
@@ -25,7 +23,7 @@ WHOLE_STREAM_LIMIT = 100
 
 class AppendedEvents(Protocol):
     """What an append (`rules.append.Appended`) read: its event and its view's events
-    (None for a repeated key's answer, which read nothing)."""
+    (`projections.ViewEvents`; None for a repeated key's answer, which read nothing)."""
 
     event: EventRecord
     view_events: ViewEvents | None
@@ -53,11 +51,18 @@ def project(
     limits: projections.Thresholds | None = None,
     blocker_count: int | None = None,
     time_spent: dict[str, int] | None = None,
+    message_count: int | None = None,
+    at: datetime | None = None,
 ) -> projections.SessionView:
-    """The view of a session's loaded events, at `now` (default: the clock)."""
-    now = timezone.now() if now is None else now
+    """The view of a session's loaded events, at `now` (default: the clock; as of `at`,
+    `at`). A session on a plan's node reads its plan's lease in force then: past it,
+    the session has lapsed."""
+    now = (at or timezone.now()) if now is None else now
     limits = thresholds() if limits is None else limits
-    return projections.session_view(session_id, events, now, limits, blocker_count, time_spent)
+    lease = plan_graphs.lease(projections.plan_node(events)[0], at)
+    return projections.session_view(
+        session_id, events, now, limits, blocker_count, time_spent, message_count, lease
+    )
 
 
 def session_views(
@@ -70,7 +75,7 @@ def session_views(
     that existed then, as they were."""
     if at is not None:
         return {
-            session_id: project(session_id, events, at, limits)
+            session_id: project(session_id, events, at, limits, at=at)
             for session_id, events in store.streams_as_of(list(session_ids), at).items()
             if events[0].type == vocabulary.START
         }
@@ -102,13 +107,12 @@ def _long_view(
     summed in SQL."""
     if view_events is None:
         view_events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN)
-    events, blocker_count = view_events
+    events, blocker_count, message_count = view_events
     if not events or events[0].type != vocabulary.START:  # none, or a plan's id
         return None
-    spent = projections.time_in_state_from(
-        time_spent.spans(session_id, events[-1]), events[-1], now
-    )
-    return project(session_id, events, now, limits, blocker_count, spent)
+    last = projections.last_transition(events)
+    spent = projections.time_in_state_from(time_spent.spans(session_id, last), last, now)
+    return project(session_id, events, now, limits, blocker_count, spent, message_count)
 
 
 def session_view(
@@ -125,7 +129,7 @@ def session_view(
     """
     if at is not None:
         events = projections.as_of(session_events(session_id), at)
-        return project(session_id, events, at, limits) if events else None
+        return project(session_id, events, at, limits, at=at) if events else None
     return _long_view(session_id, timezone.now() if now is None else now, limits)
 
 
@@ -138,10 +142,10 @@ def appended_view(appended: AppendedEvents) -> projections.SessionView | None:
     return _long_view(session_id, timezone.now(), None, appended.view_events)
 
 
-def title(stream_id: str) -> str | None:
-    """The title a session or plan was started with (its first event's), or None."""
+def first_event(stream_id: str) -> EventRecord | None:
+    """A session's or plan's first event (its title and owner), or None."""
     ends = store.stream_ends(stream_id)
-    return ends[0].title if ends else None
+    return ends[0] if ends else None
 
 
 def session_events(session_id: str) -> list[EventRecord]:

@@ -1,8 +1,8 @@
 """How long each stream has spent after each type of event: a read model each process
 keeps in memory, caught up by seq.
 
-A session's time in each status is the sum of the spans between its events, which
-needs every event once. Summed afresh for each view, that made a view of a 100,000-event
+A session's time in each status is the sum of the spans between its transitions, which
+needs every one once. Summed afresh for each view, that made a view of a 100,000-event
 session cost 280 ms instead of 1 (bench/RESULTS.md §7). But events are never changed
 and a stream grows only at its end, so a sum once made stays true: each process keeps,
 per stream, the sums up to its last event then, and adds only the spans of the events
@@ -20,21 +20,25 @@ from datetime import timedelta
 
 from sessions import store
 from sessions.domain.records import EventRecord
+from sessions.domain.vocabulary import STATUS_AFTER
 from sessions.readmodels.kept import Kept
 
 
 @dataclass(frozen=True)
 class _Sums:
-    spans: dict[str, int]  # microseconds from each event to the next, by event type
-    last: EventRecord  # the event they are summed up to (its own span not yet)
+    spans: dict[str, int]  # microseconds from each transition to the next, by event type
+    last: EventRecord  # the transition they are summed up to (its own span not yet)
 
 
 class _SumsKept(Kept):
     def appended(self, previous: EventRecord, event: EventRecord) -> None:
-        """Add the span between `previous` and `event` to the sums kept up to `previous`,
-        if any, instead of asking later."""
+        """Add the span between `previous` and `event`, both transitions, to the sums
+        kept up to `previous`, if any, instead of asking later. (Progress and messages
+        leave the status as it was: the sums, kept up to the last transition, hold.)"""
         kept = self.get(event.session)
         if kept is None or kept.last.seq != previous.seq or event.seq != previous.seq + 1:
+            return
+        if event.type not in STATUS_AFTER:
             return
         span = (event.timestamp - previous.timestamp) // timedelta(microseconds=1)
         total = dict(kept.spans)
@@ -46,8 +50,8 @@ SUMS = _SumsKept(bound=20_000)
 
 
 def spans(stream: str, last: EventRecord) -> dict[str, int]:
-    """`store.stream_spans` of the stream up to its event `last` (the last one the caller
-    read), from the sums kept and what came since."""
+    """`store.stream_spans` of the stream up to its transition `last` (the last one the
+    caller read), from the sums kept and what came since."""
     kept = SUMS.get(stream)
     if kept is not None and kept.last.seq == last.seq:
         return dict(kept.spans)  # a copy: what is kept is shared by every thread

@@ -9,17 +9,17 @@ with a code and a sentence; each surface (API, forms, commands) says them its ow
 """
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from sessions import store
-from sessions.domain import plans, projections, vocabulary
+from sessions import config, store
+from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
-from sessions.readmodels import kept, plan_graphs, plan_sessions
+from sessions.readmodels import kept, plan_graphs, plan_sessions, plan_views
 
 ACT_ON_ANY_SESSION = "tower.act_on_any_session"
 # Who asks: a signed-in person or agent, or nobody (refused).
@@ -81,9 +81,12 @@ class Appended:
     event: EventRecord
     created: bool  # False when an idempotency key repeated an earlier append
     previous: EventRecord | None = None  # the stream's last event before a new one
-    # A new event's stream: the events its view now depends on and its open blocks'
-    # count (`projections.view_events`), so that an answer need not read them again.
-    view_events: tuple[list[EventRecord], int] | None = None
+    # A new event's stream: the events its view now depends on, with its counts
+    # (`projections.view_events`), so that an answer need not read them again.
+    view_events: projections.ViewEvents | None = None
+    # A claim's node's last attempt before it (the previous worker's handoff); None for
+    # other appends, and for a claim of a node never tried.
+    last_attempt: plans.Attempt | None = None
 
 
 def new_session_id() -> str:
@@ -95,6 +98,33 @@ def may_act(user: User, session_owner: str | None) -> bool:
     if not user.is_authenticated:
         return False
     return user.get_username() == session_owner or user.has_perm(ACT_ON_ANY_SESSION)
+
+
+def plan_owner(plan_id: str | None) -> str | None:
+    """Who created the plan (its owner), or None."""
+    if plan_id is None:
+        return None
+    ends = store.stream_ends(plan_id)
+    return ends[0].actor if ends and ends[0].type == vocabulary.PLAN_CREATE else None
+
+
+def may_message(user: User, session_owner: str | None, plan_id: str | None) -> bool:
+    """Whether `user` may write to a session's worker: whoever may append to it, and for
+    a session on a plan's node, the plan's owner."""
+    if may_act(user, session_owner):
+        return True
+    return (
+        user.is_authenticated
+        and plan_id is not None
+        and plan_owner(plan_id) == (user.get_username())
+    )
+
+
+def may_release(user: User, plan_id: str | None) -> bool:
+    """Whether `user` may hand a lapsed node of the plan back: its owner or a lead."""
+    if not user.is_authenticated or plan_id is None:
+        return False
+    return user.has_perm(ACT_ON_ANY_SESSION) or plan_owner(plan_id) == user.get_username()
 
 
 def _key_errors(idempotency_key: str | None) -> dict[str, str]:
@@ -123,7 +153,14 @@ def _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key)
         raise InvalidEvent(errors)
     if not user.is_authenticated:
         raise Forbidden("Sign in to append events.")
-    return vocabulary.canonical_fields(fields)
+    fields = vocabulary.canonical_fields(fields)
+    if event_type == vocabulary.PLAN_CREATE:
+        # The stream says what was in force: a new plan that names no lease or cap gets
+        # the settings' (import adds nothing, so older files keep having none).
+        settings = config.current()
+        fields.setdefault("lease", settings.lease_minutes)
+        fields.setdefault("max_attempts", settings.max_attempts)
+    return fields
 
 
 def _held_streams(stream_id: str, fields: dict) -> tuple[str, ...]:
@@ -229,28 +266,40 @@ def _kind(event_type: str | None) -> str | None:
 
 
 def _append_to_stream(
-    stream_id, event_type, fields, user, expected_seq, idempotency_key, now, plan=None, fresh=False
+    stream_id,
+    event_type,
+    fields,
+    user,
+    expected_seq,
+    idempotency_key,
+    now,
+    plan=None,
+    fresh=False,
+    reclaiming=False,
 ):
     """The append inside `store.appending`; `plan` is the plan's graph and node states
     when the caller has just worked them out (a claim), so that a start on a node does
     so once; `fresh` says the stream's id was just made (a claim's), so there is nothing
-    to read of it (were it taken after all, the insert fails and the caller tries again).
+    to read of it (were it taken after all, the insert fails and the caller tries again);
+    `reclaiming` says this is a reclaim's close of a lapsed session, the one append a
+    user may make to a session not theirs without the act-on-any-session permission.
 
     The idempotency key is checked by the insert, and before a refusal: either way an
     append made earlier under the key is answered with, whatever happened since."""
-    chosen, open_blocks = (
-        ([], 0) if fresh else store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
+    chosen = (
+        projections.ViewEvents([], 0, 0)
+        if fresh
+        else store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
     )
-    ends = chosen[:1] + chosen[1:][-1:]
+    ends = chosen.events[:1] + chosen.events[1:][-1:]
     actor = user.get_username()
-    owner = ends[0].actor if ends else None
-    if ends and not may_act(user, owner):
-        raise Forbidden(
-            f"Only the {_kind(ends[0].type)}'s owner ({owner}) or someone allowed "
-            f"to act on any session may change it."
-        )
+    now = now or timezone.now()
+    if ends and not reclaiming:
+        _check_permission(user, event_type, fields, ends[0], chosen.events, now)
     try:
-        record = _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, ends)
+        record = _next_event(
+            stream_id, event_type, fields, actor, expected_seq, now, plan, chosen.events
+        )
     except Refused:
         # Not for a request of the other kind on the same id (a session's on a plan's).
         same_kind = ends and _kind(ends[0].type) == _kind(event_type)
@@ -260,15 +309,63 @@ def _append_to_stream(
         if earlier:
             return Appended(earlier, created=False)
         raise
+    if event_type == vocabulary.START and record.plan is not None:
+        record = _start_on_node(record, plan, now, user)
     if store.insert(record, idempotency_key) is None:
         return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
-    after = projections.view_events_after(chosen, open_blocks, record)
+    after = projections.view_events_after(chosen, record)
     return Appended(record, created=True, previous=ends[-1] if ends else None, view_events=after)
 
 
-def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, ends):
-    """The event to append to a stream whose first and last events are `ends`, or a
-    `Refused` saying why it may not be."""
+def _check_permission(user, event_type, fields, first, events, now) -> None:
+    """Refuse an append the user may not make to the stream whose first event is
+    `first` (`events`: those its view depends on): the owner's or a lead's, but a plan
+    owner may also write to a session on the plan's node, and a release (a close with
+    outcome lapsed) is the plan owner's or a lead's, on a lapsed session only."""
+    owner, kind = first.actor, _kind(first.type)
+    if event_type == vocabulary.CLOSE and fields.get("outcome") == vocabulary.LAPSED:
+        _check_release(user, first, events, now)
+        return
+    allowed = (
+        may_message(user, owner, first.plan)
+        if event_type == vocabulary.MESSAGE and kind == "session"
+        else may_act(user, owner)
+    )
+    if not allowed:
+        also = (
+            ", the plan's owner"
+            if event_type == vocabulary.MESSAGE and first.plan is not None
+            else ""
+        )
+        raise Forbidden(
+            f"Only the {kind}'s owner ({owner}){also} or someone allowed "
+            f"to act on any session may change it."
+        )
+
+
+def _check_release(user, first, events, now) -> None:
+    """A close with outcome lapsed from a person is a release: the plan's owner or a
+    lead handing a lapsed node back. Anything else sending it is refused (400)."""
+    if first.type != vocabulary.START or not may_release(user, first.plan):
+        raise InvalidEvent(
+            {
+                "outcome": "lapsed is written only by a reclaim, or by the plan's owner or "
+                "a lead releasing a lapsed node"
+            }
+        )
+    lease = plan_graphs.lease(first.plan)
+    status = projections.status(events)
+    silent_since = projections.last_activity(events)
+    if status != vocabulary.ACTIVE or not projections.is_lapsed(silent_since, now, lease):
+        raise InvalidEvent(
+            {"outcome": "lapsed may close only a lapsed session (active and silent past its lease)"}
+        )
+
+
+def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, chosen):
+    """The event to append to a stream whose view depends on the events `chosen` (its
+    first and last among them), or a `Refused` saying why it may not be."""
+    ends = chosen[:1] + chosen[1:][-1:]
     kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
     seq = ends[-1].seq if ends else 0
     beginning = event_type in (vocabulary.START, vocabulary.PLAN_CREATE)
@@ -287,9 +384,11 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, e
             stream_id,
         )
     if kind == "session":
-        problem = vocabulary.transition_error(event_type, projections.status(ends))
+        problem = vocabulary.transition_error(event_type, projections.status(chosen))
         if problem:
-            raise Conflict("transition_not_allowed", f"Refused: {problem}.", stream_id)
+            raise Conflict(
+                "transition_not_allowed", f"Refused: {problem}{_fenced(ends)}.", stream_id
+            )
     # The last place is kept for the close, so that a full session can always be closed.
     room = vocabulary.MAX_STREAM_EVENTS - (0 if event_type == vocabulary.CLOSE else 1)
     if seq >= room:
@@ -303,7 +402,6 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, e
             ),
             stream_id,
         )
-    now = now or timezone.now()
     record = EventRecord(
         stream_id,
         seq + 1,
@@ -314,10 +412,16 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, e
     )
     if kind == "plan":
         _check_plan_event(stream_id, record)
-    elif event_type == vocabulary.START and record.plan is not None:
-        title = _check_node_start(record.plan, record.node, record.title, plan)
-        record = record._replace(title=title)
     return record
+
+
+def _fenced(ends: list[EventRecord]) -> str:
+    """What a refused append to a session closed as lapsed is told: who closed it, and
+    why (a reclaim's note names the session that took the node)."""
+    last = ends[-1] if ends else None
+    if last is None or last.type != vocabulary.CLOSE or last.outcome != vocabulary.LAPSED:
+        return ""
+    return f" (it lapsed and was closed by {last.actor}: {last.note or 'released'})"
 
 
 def _graph_refusal(error: plans.GraphError) -> InvalidEvent:
@@ -332,8 +436,8 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
     except plans.GraphError as error:
         raise _graph_refusal(error) from None
     if record.retire:
-        states = plan_sessions.node_states(plan_id, graph).states
-        busy = [key for key in record.retire if states.get(key, ("",))[0] == plans.RUNNING]
+        states = plan_sessions.node_states(plan_id, graph, record.timestamp).states
+        busy = [key for key in record.retire if states.get(key, ("",))[0] in plans.HELD]
         if busy:
             raise Conflict(
                 "node_running",
@@ -342,25 +446,27 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
-def _plan_state(plan_id: str) -> tuple[plans.Graph, plan_sessions.Found] | None:
-    """The plan's graph and its nodes' states (with the keys of the claims made, when
-    known), or None when there is no such plan."""
+def _plan_state(
+    plan_id: str, now: datetime | None = None
+) -> tuple[plans.Graph, plan_sessions.Found] | None:
+    """The plan's graph and its nodes' states at `now` (with the keys of the claims
+    made, when known), or None when there is no such plan."""
     graph = plan_graphs.graph(plan_id)
     if graph is None:
         return None
-    return graph, plan_sessions.node_states(plan_id, graph)
+    return graph, plan_sessions.node_states(plan_id, graph, now)
 
 
-def _check_node_start(
-    plan_id: str, node_key: str, title: str | None, plan: tuple | None = None
-) -> str:
-    """Refuse a start on a node that may not start now; the session's title (the
-    node's when none is given)."""
-    plan = plan or _plan_state(plan_id)
+def _start_on_node(
+    record: EventRecord, plan: tuple | None, now: datetime, user: User
+) -> EventRecord:
+    """A start on a plan's node as it is written (the node's title when none is given),
+    after reclaiming the node if it lapsed; or a refusal of a node that may not start."""
+    plan = plan or _plan_state(record.plan, now)
     if plan is None:
-        raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
+        raise InvalidEvent({"plan": f"there is no plan {record.plan!r}"})
     graph, found = plan
-    states = found.states
+    plan_id, node_key, states = record.plan, record.node, found.states
     node = graph.nodes.get(node_key)
     if node is None:
         raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
@@ -379,7 +485,41 @@ def _check_node_start(
             f"Node {node_key!r} of plan {plan_id!r} cannot start: {problem}.",
             plan_id,
         )
-    return title or node.title
+    attempts = found.attempts.get(node_key, 0)
+    if state == plans.LAPSED and not plans.is_reclaimable(graph, states, node_key, attempts):
+        raise Conflict(
+            "attempts_exhausted",
+            f"Node {node_key!r} of plan {plan_id!r} lapsed after {attempts} attempts, the "
+            f"plan's cap (max_attempts {graph.max_attempts}): a person must close its "
+            "session, or amend max_attempts.",
+            plan_id,
+        )
+    if state == plans.LAPSED:
+        _reclaim(plan_id, node_key, record, now, user)
+    return record._replace(title=record.title or node.title)
+
+
+def _reclaim(plan_id: str, node_key: str, start: EventRecord, now: datetime, user: User) -> None:
+    """Close each unclosed session of a lapsed node (`outcome: lapsed`, the claimer as
+    actor, a note saying since when it was silent and who took over), inside the
+    start's transaction, which holds the plan. Each session is held too, and checked
+    again under its lock: if it has shown activity since, the start loses the race and
+    is tried again (the node is running, no longer lapsed)."""
+    sessions = store.node_sessions(plan_id)
+    unclosed = plans.unclosed_by_node(sessions).get(node_key, [])
+    lease = plan_graphs.lease(plan_id)
+    store.hold_also(*unclosed)
+    for session_id in unclosed:
+        events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN).events
+        since = projections.last_activity(events)
+        lapsed = projections.status(events) == vocabulary.ACTIVE
+        if not lapsed or not projections.is_lapsed(since, now, lease):
+            raise store.RaceLost((plan_id, session_id))
+        note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
+        fields = {"outcome": vocabulary.LAPSED, "note": note}
+        _append_to_stream(
+            session_id, vocabulary.CLOSE, fields, user, None, None, now, reclaiming=True
+        )
 
 
 def claim_next(
@@ -402,7 +542,7 @@ def claim_next(
     def claim() -> Appended:
         session_id = new_session_id()  # anew on each try: its start is the only read of it
         with store.holding(plan_id, session_id):
-            plan = _plan_state(plan_id)
+            plan = _plan_state(plan_id, now)
             keys = plan[1].keys if plan is not None else None
             if idempotency_key is not None and (keys is None or (actor, idempotency_key) in keys):
                 earlier = store.claim_event(plan_id, actor, idempotency_key)
@@ -410,16 +550,16 @@ def claim_next(
                     return Appended(earlier, created=False)
             if plan is None:
                 raise UnknownPlan(plan_id)
-            ready = plans.ready_nodes(plan[0], plan[1].states)
-            if not ready:
+            claimable = plans.claimable_nodes(plan[0], plan[1].states, plan[1].attempts)
+            if not claimable:
                 raise Conflict(
                     "nothing_ready",
-                    f"No node of plan {plan_id!r} is ready: every live node is done, running, "
-                    "failed or waiting on others.",
+                    f"No node of plan {plan_id!r} is ready or reclaimable: every live node is "
+                    "done, running, failed, waiting on others, or lapsed past its attempts.",
                     plan_id,
                 )
-            fields = {"plan": plan_id, "node": ready[0]}
-            return _append_to_stream(
+            fields = {"plan": plan_id, "node": claimable[0]}
+            started = _append_to_stream(
                 session_id,
                 vocabulary.START,
                 fields,
@@ -430,6 +570,10 @@ def claim_next(
                 plan=plan,
                 fresh=True,
             )
+            if not plan[1].attempts.get(claimable[0]):
+                return started  # never tried: nothing to hand over, nothing to read
+            last = plan_views.last_attempt(plan_id, claimable[0], before=session_id)
+            return replace(started, last_attempt=last)
 
     return _retrying_races(lambda _: claim())
 

@@ -25,7 +25,15 @@ Django's.
 from sessions.store.board import board_rows, board_rows_as_of, listing, newest_position
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
 from sessions.store.flow import closed_before, flow_folds
-from sessions.store.plan_rows import node_sessions, node_sessions_after, node_sessions_of, plan_ids
+from sessions.store.plan_rows import (
+    handoffs_of,
+    liveness_of,
+    node_sessions,
+    node_sessions_after,
+    node_sessions_of,
+    plan_ids,
+    plan_setting_as_of,
+)
 from sessions.store.streams import (
     blocked_run_changes_after,
     blocked_run_starts,
@@ -46,6 +54,7 @@ from sessions.store.writing import (
     RaceLost,
     appending,
     claim_event,
+    hold_also,
     holding,
     insert,
     insert_many,
@@ -68,17 +77,21 @@ __all__ = [
     "events_page",
     "every_stream",
     "flow_folds",
+    "handoffs_of",
     "has_acted",
+    "hold_also",
     "holding",
     "insert",
     "insert_many",
     "key_event",
     "listing",
+    "liveness_of",
     "newest_position",
     "node_sessions",
     "node_sessions_after",
     "node_sessions_of",
     "plan_ids",
+    "plan_setting_as_of",
     "read_feed",
     "read_stream",
     "read_stream_from",

@@ -6,6 +6,7 @@ prepared, and rows come out as tuples."""
 import json
 from collections.abc import Collection
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -21,8 +22,14 @@ from sessions.store.database import (
     run_prepared,
 )
 
-# (session id, status, its last event's time)
-BoardRow = tuple[str, str, datetime]
+
+class BoardRow(NamedTuple):
+    session: str
+    status: str
+    last_at: datetime  # its last activity (its last event that is not a message)
+    changed_at: datetime  # its last transition (what set its status)
+    plan: str | None  # the plan whose node it works on
+
 
 # The types whose event, when last, leaves a session in each status.
 LAST_TYPES = {
@@ -78,7 +85,6 @@ def board_rows(
     position `watermark` (the open-sessions model's), those started above it, and those
     closed lately; narrowed by owner and by text in the title or id."""
     candidates = _CANDIDATES.format(held=json_array_rows())
-    last = Event.objects.filter(session=OuterRef("session")).order_by("-seq")
     rows = _starts(owner, text).extra(
         where=[
             candidates,
@@ -92,27 +98,33 @@ def board_rows(
             moment_param(closed_since),
         ],
     )
-    return _status_rows(rows, last)
+    return _status_rows(rows, Event.objects.all())
 
 
-def _status_rows(start_rows: QuerySet, last: QuerySet) -> list[BoardRow]:
-    """Start rows with their stream's last event (`last`, newest first, correlated on
-    the session) as (session id, status, last event's time), newest activity first."""
-    rows = (
-        start_rows.annotate(
-            last_type=Subquery(last.values("type")[:1]),
-            last_at=Subquery(last.values("timestamp")[:1]),
-        )
-        .order_by("-last_at", "session")
-        .values_list("session", "last_type", "last_at")
-    )
+def _status_rows(start_rows: QuerySet, happened: QuerySet) -> list[BoardRow]:
+    """Start rows with their stream's last transition and last progress among the
+    events `happened`, as `BoardRow`s, newest activity first. Each is one probe of a
+    partial index, however many heartbeats and messages the stream holds."""
+    mine = happened.filter(session=OuterRef("session")).order_by("-seq")
+    transition = mine.filter(type__in=vocabulary.TRANSITIONS)
+    progress = mine.filter(type=vocabulary.PROGRESS)
+    rows = start_rows.annotate(
+        last_type=Subquery(transition.values("type")[:1]),
+        changed_at=Subquery(transition.values("timestamp")[:1]),
+        progressed_at=Subquery(progress.values("timestamp")[:1]),
+    ).values_list("session", "last_type", "changed_at", "progressed_at", "plan")
     # Run as a hot statement (prepared on PostgreSQL, and read without Django's
     # per-value converters: at 1,000 open sessions they were a third of the call).
     sql, params = rows.query.sql_with_params()
-    return [
-        (session_id, vocabulary.STATUS_AFTER[kind], moment_read(last_at))
-        for session_id, kind, last_at in run_prepared(sql, params)
-    ]
+    found = []
+    for session_id, kind, changed_at, progressed_at, plan in run_prepared(sql, params):
+        changed_at = moment_read(changed_at)
+        last_at = changed_at
+        if progressed_at is not None:
+            last_at = max(changed_at, moment_read(progressed_at))
+        found.append(BoardRow(session_id, vocabulary.STATUS_AFTER[kind], last_at, changed_at, plan))
+    found.sort(key=lambda row: (-row.last_at.timestamp(), row.session))
+    return found
 
 
 def board_rows_as_of(
@@ -122,12 +134,11 @@ def board_rows_as_of(
     before `closed_since`, each with its status and last event as of `at`. History is
     never rewritten, so this is exact; it reads every session started by `at` that was
     not closed long before it (the open-sessions model knows only the present)."""
-    as_of = Event.objects.filter(session=OuterRef("session"), timestamp__lte=at).order_by("-seq")
     closed_earlier = Event.objects.filter(
         session=OuterRef("session"), type=vocabulary.CLOSE, timestamp__lt=closed_since
     )
     rows = _starts(owner, text).filter(timestamp__lte=at).exclude(Exists(closed_earlier))
-    return _status_rows(rows, as_of)
+    return _status_rows(rows, Event.objects.filter(timestamp__lte=at))
 
 
 def listing(
@@ -142,23 +153,34 @@ def listing(
 ) -> QuerySet:
     """Session ids, newest activity first, narrowed as asked (a queryset to slice).
 
-    Walks events newest first and keeps each session's last one (no later event in its
-    stream), so a page costs the events it passes over, not the whole history: the last
-    event also gives the status filter (the last transition wins), the stale filter and
-    the attention filter. `stale` and `attention` (True or False) keep the sessions that
-    are, or are not, stale or in need of attention at `now` with `limits`, by the rules
-    of `projections.is_stale` and `projections.attention`. As of `at`, the same over the
-    events that had happened by then, with `now = at`.
+    Walks events newest first and keeps each session's last activity (its last event
+    that is not a message: no later one in its stream), so a page costs the events it
+    passes over, not the whole history; each kept row's status is its stream's last
+    transition (one probe of a partial index), which gives the status filter, and with
+    the activity's time the stale filter and the attention filter. `stale` and
+    `attention` (True or False) keep the sessions that are, or are not, stale or in need
+    of attention at `now` with `limits`, by the rules of `projections.is_stale` and
+    `projections.attention` (a lapsed node session is found by its plan's lease, which
+    this filter does not read: it is found as stale once it is). As of `at`, the same
+    over the events that had happened by then, with `now = at`.
     """
     happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
-    later = happened.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
-    # Session streams only: a plan's last event is a plan event.
-    tails = happened.filter(~Exists(later), type__in=vocabulary.EVENT_TYPES)
+    activity = happened.filter(type__in=vocabulary.ACTIVITY_TYPES)
+    later = activity.filter(session=OuterRef("session"), seq__gt=OuterRef("seq"))
+    # Session streams only: a plan's events are not a session's activity.
+    tails = activity.filter(~Exists(later))
+    transition = happened.filter(
+        session=OuterRef("session"), type__in=vocabulary.TRANSITIONS
+    ).order_by("-seq")
+    tails = tails.annotate(
+        status_type=Subquery(transition.values("type")[:1]),
+        changed_at=Subquery(transition.values("timestamp")[:1]),
+    )
     if owner or text:
         tails = tails.filter(session__in=_starts(owner, text).values("session"))
     if status is not None:
-        tails = tails.filter(type__in=LAST_TYPES[status])
-    quiet = Q(type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
+        tails = tails.filter(status_type__in=LAST_TYPES[status])
+    quiet = Q(status_type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
     if stale is not None:
         tails = tails.filter(quiet) if stale else tails.exclude(quiet)
     if attention is not None:
@@ -176,8 +198,8 @@ def listing(
         )
         needs = (
             quiet
-            | Q(type=vocabulary.REVIEW, timestamp__lt=now - limits.review)
-            | Q(Exists(early_block), type=vocabulary.BLOCK)
+            | Q(status_type=vocabulary.REVIEW, changed_at__lt=now - limits.review)
+            | Q(Exists(early_block), status_type=vocabulary.BLOCK)
         )
         tails = tails.filter(needs) if attention else tails.exclude(needs)
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)

@@ -8,8 +8,18 @@ from typing import NamedTuple
 from django.db import connection
 
 from sessions.domain import vocabulary
-from sessions.domain.plans import NodeSession
-from sessions.store.database import TABLE, aware_utc, ids_param, moment_param, one_of, run_prepared
+from sessions.domain.plans import Liveness, NodeSession
+from sessions.store.database import (
+    TABLE,
+    aware_utc,
+    ids_param,
+    moment_param,
+    moment_read,
+    one_of,
+    per_stream,
+    run_prepared,
+)
+from sessions.store.streams import NOTED_TRANSITIONS, TRANSITION, types_in
 
 # Plans -------------------------------------------------------------------------------
 
@@ -106,3 +116,94 @@ def plan_ids(created_by: datetime | None = None) -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute(sql + " ORDER BY id DESC", params)
         return [plan for (plan,) in cursor.fetchall()]
+
+
+# Liveness and handoffs ------------------------------------------------------------------
+
+_LAST_TRANSITION = (
+    f"(SELECT {{column}} FROM {TABLE} WHERE session = s.value AND {TRANSITION}{{by}}"
+    " ORDER BY seq DESC LIMIT 1)"
+)
+_LAST_PROGRESS = (
+    f"(SELECT timestamp FROM {TABLE} WHERE session = s.value"
+    f" AND type = '{vocabulary.PROGRESS}'{{by}} ORDER BY seq DESC LIMIT 1)"
+)
+
+
+def _liveness_sql(by: str) -> str:
+    return (
+        "SELECT s.value, "
+        + ", ".join(
+            [
+                _LAST_TRANSITION.format(column="type", by=by),
+                _LAST_TRANSITION.format(column="timestamp", by=by),
+                _LAST_PROGRESS.format(by=by),
+            ]
+        )
+        + " FROM {each}"
+    )
+
+
+_LIVENESS = {False: _liveness_sql(""), True: _liveness_sql(" AND timestamp <= %s")}
+
+
+def liveness_of(sessions: Sequence[str], at: datetime | None = None) -> dict[str, Liveness]:
+    """Each session's status and last activity (its last event that is not a message),
+    now or as of `at`: three index probes per session, however many heartbeats and
+    messages it holds (the transitions' partial index skips them)."""
+    if not sessions:
+        return {}
+    params = [] if at is None else [moment_param(at)] * 3
+    found = {}
+    for session, kind, changed_at, progressed_at in per_stream(
+        _LIVENESS[at is not None], sessions, params
+    ):
+        if kind is None:
+            continue
+        last = moment_read(changed_at)
+        if progressed_at is not None:
+            last = max(last, moment_read(progressed_at))
+        found[session] = Liveness(vocabulary.STATUS_AFTER[kind], last)
+    return found
+
+
+_NOTED = f"note IS NOT NULL AND {types_in(NOTED_TRANSITIONS)}"
+_HANDOFFS = (
+    "SELECT s.value,"
+    f" (SELECT seq FROM {TABLE} WHERE session = s.value AND {_NOTED} ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT note FROM {TABLE} WHERE session = s.value AND {_NOTED} ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT seq FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.BLOCK}'"
+    " ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT reason FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.BLOCK}'"
+    " ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT note FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.PROGRESS}'"
+    " AND note IS NOT NULL ORDER BY seq DESC LIMIT 1)"
+    " FROM {each}"
+)
+
+
+def handoffs_of(sessions: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+    """Each session's next action (its latest note-bearing event's note or reason) and
+    latest progress note: what a node's last attempt hands to the next worker."""
+    if not sessions:
+        return {}
+    found = {}
+    for session, noted_seq, note, block_seq, reason, progress in per_stream(_HANDOFFS, sessions):
+        if block_seq is not None and (noted_seq is None or block_seq > noted_seq):
+            note = reason
+        found[session] = (note, progress)
+    return found
+
+
+_LIVENESS_SETTING = (
+    f"SELECT {{field}} FROM {TABLE} WHERE session = %s AND {{field}} IS NOT NULL"
+    " AND timestamp <= %s ORDER BY seq DESC LIMIT 1"
+)
+
+
+def plan_setting_as_of(plan: str, field: str, at: datetime) -> int | None:
+    """The plan's `lease` or `max_attempts` in force at `at`: the last one its events
+    named by then, or None."""
+    assert field in vocabulary.LIVENESS_FIELDS
+    rows = run_prepared(_LIVENESS_SETTING.format(field=field), [plan, moment_param(at)])
+    return rows[0][0] if rows else None

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from django.db import connection
 
 from sessions.domain import vocabulary
+from sessions.domain.projections import ViewEvents, view_events
 from sessions.domain.records import EventRecord
 from sessions.models import Event
 from sessions.store.database import (
@@ -30,42 +31,77 @@ from sessions.store.database import (
 from sessions.store.writing import STREAM_SQL
 
 # The few events a session's view depends on, however long its stream, each one index
-# probe: the first and last events, the latest note-bearing event (a block always bears
-# its reason), the latest unblock and block, and the latest open blocks (after that
-# unblock). `projections.session_view` over these gives what it gives over the whole
-# stream (tests/test_view_events.py states the rule in Python and checks both). Each
-# branch is its own `ORDER BY … LIMIT` subquery, so that both planners walk an index
-# backwards and stop, and PostgreSQL plans it in a fraction of a millisecond.
+# probe: the first and last events, the last transition (the status), the latest
+# note-bearing event (a block always bears its reason), the latest unblock and block,
+# the latest open blocks (after that unblock), the latest progress and the latest with
+# a note, and the latest messages after that progress (pending). `projections.
+# session_view` over these gives what it gives over the whole stream (tests/
+# test_view_events.py states the rule in Python and checks both). Each branch is its
+# own `ORDER BY … LIMIT` subquery, so that both planners walk an index backwards and
+# stop, and PostgreSQL plans it in a fraction of a millisecond; the partial indexes
+# skip heartbeats and messages, however many there are.
 _LATEST = f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s{{where}}"
 _LATEST += " ORDER BY seq DESC LIMIT {limit}) AS {name}"
-_LAST_UNBLOCK = (
-    f"COALESCE((SELECT seq FROM {TABLE} WHERE session = %s AND type = '{vocabulary.UNBLOCK}'"
-    " ORDER BY seq DESC LIMIT 1), 0)"
-)
+
+
+def _last_seq_of(event_type: str) -> str:
+    return (
+        f"COALESCE((SELECT seq FROM {TABLE} WHERE session = %s AND type = '{event_type}'"
+        " ORDER BY seq DESC LIMIT 1), 0)"
+    )
+
+
+_LAST_UNBLOCK = _last_seq_of(vocabulary.UNBLOCK)
+_LAST_PROGRESS = _last_seq_of(vocabulary.PROGRESS)
+
+
+def types_in(types: Sequence[str]) -> str:
+    """SQL for "the type is one of `types`", as the partial indexes' conditions say it."""
+    return "type IN (" + ", ".join(f"'{t}'" for t in types) + ")"
+
+
+TRANSITION = types_in(vocabulary.TRANSITIONS)
+# The transitions whose note, when set, is the next action (a block's is its reason).
+NOTED_TRANSITIONS = [t for t in vocabulary.NOTE_BEARING if t != vocabulary.BLOCK]
+_NOTED = types_in(NOTED_TRANSITIONS)
 
 
 @functools.cache
-def _view_events_sql(shown_blocks: int) -> str:
+def _view_events_sql(shown: int) -> str:
     # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
     # every new binding of its LIMIT (5x this statement's cost).
     return " UNION ALL ".join(
         [
             f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
             _LATEST.format(where="", limit="1", name="last_event"),
-            _LATEST.format(where=" AND note IS NOT NULL", limit="1", name="last_note"),
+            _LATEST.format(where=f" AND {TRANSITION}", limit="1", name="last_transition"),
+            _LATEST.format(where=f" AND note IS NOT NULL AND {_NOTED}", limit="1", name="noted"),
             _LATEST.format(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
             _LATEST.format(
                 where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"
             ),
             _LATEST.format(
                 where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
-                limit=int(shown_blocks),
+                limit=int(shown),
                 name="open_blocks",
             ),
             # The first open block: where the blocked run began (attention's `since`).
             f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
             f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
             " ORDER BY seq LIMIT 1) AS first_open_block",
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"
+            ),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.PROGRESS}' AND note IS NOT NULL",
+                limit="1",
+                name="progress_note",
+            ),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.MESSAGE}' AND seq > {_LAST_PROGRESS}",
+                limit=int(shown),
+                name="pending",
+            ),
         ]
     )
 
@@ -74,29 +110,37 @@ _OPEN_BLOCKS_SQL = (
     f"SELECT COUNT(*) FROM {TABLE} WHERE session = %s AND type = '{vocabulary.BLOCK}'"
     f" AND seq > {_LAST_UNBLOCK}"
 )
+_PENDING_SQL = (
+    f"SELECT COUNT(*) FROM {TABLE} WHERE session = %s AND type = '{vocabulary.MESSAGE}'"
+    f" AND seq > {_LAST_PROGRESS}"
+)
 
 
-def read_view_events(stream: str, shown_blocks: int) -> tuple[list[EventRecord], int]:
-    """The events a session's view depends on, oldest first, and how many blocks are
-    open (both empty for no such session): a view costs the same at any stream length.
-    The open blocks are counted in SQL only when there may be more than were read."""
-    rows = run_prepared(_view_events_sql(shown_blocks), [stream] * 9)
+def read_view_events(stream: str, shown: int) -> ViewEvents:
+    """The events a session's view depends on, oldest first, with how many blocks are
+    open and how many messages are pending (all empty for no such session): a view
+    costs the same at any stream length. Each count is asked of SQL only when there may
+    be more than were read."""
+    sql = _view_events_sql(shown)
+    rows = run_prepared(sql, [stream] * sql.count("%s"))
     records = {record.seq: record for record in records_from_rows(rows)}
-    events = [records[seq] for seq in sorted(records)]
-    unblocked = max((e.seq for e in events if e.type == vocabulary.UNBLOCK), default=0)
-    open_blocks = sum(1 for e in events if e.type == vocabulary.BLOCK and e.seq > unblocked)
-    if open_blocks >= shown_blocks:
+    chosen = view_events([records[seq] for seq in sorted(records)], shown)
+    open_blocks, pending = chosen.open_blocks, chosen.pending_messages
+    if open_blocks >= shown:
         [(open_blocks,)] = run_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
-    return events, open_blocks
+    if pending >= shown:
+        [(pending,)] = run_prepared(_PENDING_SQL, [stream, stream])
+    return ViewEvents(chosen.events, open_blocks, pending)
 
 
-# Each event's span to the next, in microseconds, summed by the event's type: what
-# `projections.time_in_state_from` needs besides the last event. One pass over the
-# stream in SQL (a window function); exact, as both sides count whole microseconds.
+# Each transition's span to the next, in microseconds, summed by the event's type: what
+# `projections.time_in_state_from` needs besides the last transition (progress and
+# messages leave the status as it was). One pass over the stream's transitions in SQL
+# (a window function); exact, as both sides count whole microseconds.
 _SPANS = (
-    "SELECT type, SUM(next_at - at), MAX(seq) FROM (SELECT type, seq, {at} AS at,"
-    " LEAD({at}) OVER (ORDER BY seq) AS next_at FROM tower_event"
-    " WHERE session = %s AND seq >= %s AND seq <= %s) AS spans"
+    "SELECT type, SUM(next_at - at), MAX(next_seq) FROM (SELECT type, {at} AS at,"
+    " LEAD({at}) OVER (ORDER BY seq) AS next_at, LEAD(seq) OVER (ORDER BY seq) AS next_seq"
+    f" FROM {TABLE} WHERE session = %s AND {TRANSITION} AND seq >= %s AND seq <= %s) AS spans"
     " WHERE next_at IS NOT NULL GROUP BY type"
 )
 
@@ -104,11 +148,11 @@ _SPANS = (
 def stream_spans(
     stream: str, from_seq: int = 1, to_seq: int = vocabulary.MAX_STREAM_EVENTS
 ) -> tuple[dict[str, int], int]:
-    """Microseconds from each event from `from_seq` on to the next (up to the event
-    `to_seq`), summed by event type, and the seq of the last event reached (`from_seq`
-    when none follows it): ask again from there to add what came since."""
+    """Microseconds from each transition from the one at `from_seq` on to the next (up
+    to `to_seq`), summed by event type, and the seq of the last transition reached
+    (`from_seq` when none follows it): ask again from there to add what came since."""
     rows = run_prepared(_SPANS.format(at=microseconds_of()), [stream, from_seq, to_seq])
-    reached = max((last_seq + 1 for _, _, last_seq in rows), default=from_seq)
+    reached = max((next_seq for _, _, next_seq in rows), default=from_seq)
     return {kind: int(total) for kind, total, _ in rows}, reached
 
 

@@ -83,6 +83,14 @@ def holding(*streams: str) -> Iterator[None]:
         raise RaceLost(streams) from error
 
 
+def hold_also(*streams: str) -> None:
+    """Inside `holding`: hold `streams` too, from here to the end of its transaction
+    (PostgreSQL's advisory locks; on SQLite the one writer's turn holds every stream).
+    Taken after the streams `holding` took, as every writer takes them: a plan first."""
+    if streams and current_database().vendor == "postgresql":
+        run_prepared("SELECT " + ", ".join([_LOCK] * len(streams)), list(streams))
+
+
 @contextmanager
 def appending(*streams: str, locked: bool = False) -> Iterator[None]:
     """Where one append runs (its reads, its rules and its `insert`): `holding` its

@@ -49,9 +49,10 @@ def _box_texts(box, view):
     if view is not None:
         sub.append(words(view.status))
         tip += f", {words(view.status)}"
-        if view.stale:
-            sub.append("stale")
-            tip += ", stale"
+        quiet = "lapsed" if view.attention and view.attention.kind == "lapsed" else "stale"
+        if view.stale or quiet == "lapsed":
+            sub.append(quiet)
+            tip += f", {quiet}"
         if view.blocker_count:
             sub.append(f"{view.blocker_count} blocker{'s' if view.blocker_count > 1 else ''}")
             tip += "".join(f"; blocked on {block.reason}" for block in view.blockers)
@@ -117,7 +118,12 @@ def duration(value):
     return f"{seconds // 86400} d"
 
 
-ATTENTION_WORDS = {"stale": "stale", "blocked_long": "blocked", "review_long": "in review"}
+ATTENTION_WORDS = {
+    "stale": "stale",
+    "blocked_long": "blocked",
+    "review_long": "in review",
+    "lapsed": "lapsed, silent",
+}
 
 
 @register.filter

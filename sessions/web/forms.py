@@ -18,10 +18,11 @@ class Action:
     event_type: str
     button: str
     field: str  # "reason" or "note"
+    field_label: str | None = None  # default: the field's name
 
     @property
     def label(self):
-        return self.field.capitalize()
+        return self.field_label or self.field.capitalize()
 
     @property
     def required(self):
@@ -44,6 +45,7 @@ ACTIONS = {
         Action("unblock", vocabulary.UNBLOCK, "Unblock", "note"),
         Action("review", vocabulary.REVIEW, "Send to review", "note"),
         Action("close", vocabulary.CLOSE, "Close", "note"),
+        Action("message", vocabulary.MESSAGE, "Message", "note", "Message to the worker"),
     )
 }
 

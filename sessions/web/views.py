@@ -31,6 +31,8 @@ from sessions.rules.append import (
     UnknownSession,
     append_event,
     may_act,
+    may_message,
+    may_release,
     new_session_id,
     status_of,
 )
@@ -78,11 +80,19 @@ def make_card(view, user, failed_form=None, message=None, marks_since=None):
     """`user` None: a read-only card (the board as of a past moment). A session with
     events after `marks_since` is marked as changed."""
     actions = []
-    if user is not None and may_act(user, view.owner):
-        for action in ACTIONS.values():
-            if not vocabulary.transition_error(action.event_type, view.status):
-                failed = failed_form if failed_form and failed_form.action == action else None
-                actions.append((action, failed))
+    acting = user is not None and may_act(user, view.owner)
+    for action in ACTIONS.values():
+        if vocabulary.transition_error(action.event_type, view.status):
+            continue
+        allowed = acting or (
+            action.event_type == vocabulary.MESSAGE
+            and user is not None
+            and view.plan is not None
+            and may_message(user, view.owner, view.plan)
+        )
+        if allowed:
+            failed = failed_form if failed_form and failed_form.action == action else None
+            actions.append((action, failed))
     changed = marks_since is not None and view.last_event_at > marks_since
     return Card(view, actions, message, changed)
 
@@ -190,8 +200,8 @@ def board_context(request, start_form=None, looking=False):
     version = page_version()
     rows = board_model.board_rows(filters["owner"] or None, filters["q"] or None, since, at)
     by_status = {status: [] for status in COLUMNS}
-    for session_id, status, _ in rows:
-        by_status[status].append(session_id)
+    for row in rows:
+        by_status[row.status].append(row.session)
     limit = settings.board_column_limit
     # Each column shows one page of its cards, newest first: `<status>_page` (default 1).
     pages = {
@@ -204,7 +214,7 @@ def board_context(request, start_form=None, looking=False):
     overdue = board_model.needing_attention(rows, now, limits, at)
     strip = overdue[: settings.attention_lines]
     views = session_views.session_views(shown, now, limits, at)
-    last_events = {session_id: last_at for session_id, _, last_at in rows}
+    last_events = {row.session: row.last_at for row in rows}
     lines = board_model.attention_lines({i: last_events[i] for i, _ in strip}, at)
     viewer = request.user if at is None else None  # as of a moment: read-only
     query = request.GET.copy()
@@ -468,6 +478,9 @@ def plan_context(request, plan_id, amend_form=None, message=None):
         "ready": [view.node(key) for key in view.ready],
         "retired": [node for node in view.nodes if node.state == plans.RETIRED],
         "may_amend": at is None and may_act(request.user, view.owner),
+        "may_release": at is None and may_release(request.user, view.id),
+        "reclaimable": set(view.claimable) & set(view.lapsed) if at is None else set(),
+        "tried": [node for node in view.nodes if node.attempts],
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
@@ -516,6 +529,33 @@ def plan_start(request, plan_id, node):
     if request.htmx:
         return plan_answer(request, plan_id, 200, message=f"Started {node!r} as {session_id}.")
     return redirect("session", session_id)
+
+
+@resilient
+@login_required
+@require_POST
+def plan_release(request, plan_id, node):
+    """The plan's owner or a lead hands a lapsed node back without taking it: its silent
+    session is closed with outcome lapsed, and the node is ready (or waiting) again."""
+    view = plan_views.plan_view(plan_id)
+    held = view.node(node) if view is not None else None
+    if held is None or held.state != plans.LAPSED:
+        return plan_answer(request, plan_id, 409, message=f"Not released: {node!r} is not lapsed.")
+    try:
+        append_event(
+            held.session,
+            vocabulary.CLOSE,
+            {"outcome": vocabulary.LAPSED, "note": "released for another worker"},
+            user=request.user,
+            idempotency_key=server_key(request, "form"),
+        )
+    except (InvalidEvent, Conflict) as exc:
+        return plan_answer(request, plan_id, 409, message=f"Not released: {exc.detail}")
+    except Refused as exc:
+        return plan_answer(request, plan_id, status_of(exc, STATUS_OF), message=exc.detail)
+    if request.htmx:
+        return plan_answer(request, plan_id, 200, message=f"Released {node!r}.")
+    return redirect("plan", plan_id)
 
 
 @resilient

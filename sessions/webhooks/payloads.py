@@ -6,7 +6,7 @@ import hmac
 import json
 from datetime import datetime
 
-from sessions.domain import vocabulary
+from sessions.domain import jsonl, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.models import Subscription
 from sessions.readmodels import session_views, shapes
@@ -41,19 +41,27 @@ _SLACK_DEEDS = {
     vocabulary.UNBLOCK: "unblocked {title}",
     vocabulary.REVIEW: "sent {title} to review",
     vocabulary.CLOSE: "closed {title}",
+    vocabulary.PROGRESS: "reported progress on {title}",
+    vocabulary.MESSAGE: "wrote to whoever works on {title}",
     vocabulary.PLAN_CREATE: "made the plan {title}",
     vocabulary.PLAN_AMEND: "amended the plan {title}",
 }
 
 
-def slack_text(event: EventRecord, title: str | None) -> str:
+def slack_text(event: EventRecord, title: str | None, owner: str | None = None) -> str:
     """One line for a Slack channel, e.g. "agent-7 blocked *Fix flaky login test*: needs
-    the CI secrets rotated". Slack's three control characters are escaped."""
+    the CI secrets rotated", or for a reclaim's close of `owner`'s session "agent-9 took
+    *Migrate the schema* from agent-7 (silent since 14:02)" (UTC). Slack's three control
+    characters are escaped."""
 
     def plain(text: str) -> str:
         return text.translate(_SLACK_ESCAPES)
 
     named = f"*{plain(title or event.session)}*"
+    reclaim = projections.reclaimed(event)
+    if reclaim is not None and owner is not None:
+        since = jsonl.parse_timestamp(reclaim[0]).strftime("%H:%M")
+        return f"{plain(event.actor)} took {named} from {plain(owner)} (silent since {since})"
     line = f"{plain(event.actor)} {_SLACK_DEEDS[event.type].format(title=named)}"
     if event.outcome:
         line += f" ({event.outcome})"
@@ -64,8 +72,9 @@ def slack_text(event: EventRecord, title: str | None) -> str:
 def event_body(subscription: Subscription, position: int, event: EventRecord) -> bytes:
     """The POSTed body: the feed's item, or for Slack a message naming the title."""
     if subscription.payload == Subscription.SLACK:
-        title = event.title or session_views.title(event.session)
-        document = {"text": slack_text(event, title)}
+        first = session_views.first_event(event.session)
+        title = event.title or (first.title if first else None)
+        document = {"text": slack_text(event, title, first.actor if first else None)}
     else:
         document = shapes.feed_item(position, event)
     return json.dumps(document, ensure_ascii=False).encode()

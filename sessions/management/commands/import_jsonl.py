@@ -1,11 +1,13 @@
+import argparse
 import functools
+from datetime import datetime
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from sessions.domain import plans
-from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file
+from sessions.domain import moments, plans
+from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file, shifted
 from sessions.domain.vocabulary import IMPORT_FUTURE_LIMIT, PLAN_CREATE
 from sessions.readmodels.plan_views import plan_nodes
 from sessions.rules.append import StreamMismatch, import_stream
@@ -19,6 +21,13 @@ def log_files(paths):
             yield from sorted(path.glob(f"*{SUFFIX}"))
         else:
             yield path
+
+
+def moment_argument(text: str) -> datetime:
+    try:
+        return moments.moment(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
 def read_first_line(path):
@@ -38,8 +47,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="PATH")
         parser.add_argument("--dry-run", action="store_true", help="validate without writing")
+        parser.add_argument(
+            "--as-if-now",
+            metavar="MOMENT",
+            type=moment_argument,
+            help="move every event by the time from MOMENT (ISO 8601) to now, as if the "
+            "logs were written relative to now (the demo: what is stale or lapsed is meant "
+            "to be)",
+        )
 
-    def handle(self, *args, paths, dry_run, **options):
+    def handle(self, *args, paths, dry_run, as_if_now=None, **options):
+        self.moved_by = timezone.now() - as_if_now if as_if_now is not None else None
         files = list(log_files(paths))
         counts = {"imported": 0, "unchanged": 0, "valid": 0, "refused": 0}
         # Plans first: a session's start is checked against the plan and node it names.
@@ -66,6 +84,8 @@ class Command(BaseCommand):
         try:
             latest = timezone.now() + IMPORT_FUTURE_LIMIT
             session_id, records = decode_log(path.name, path.read_bytes(), self.plan_nodes, latest)
+            if self.moved_by is not None:
+                records = shifted(records, self.moved_by)
             if dry_run:
                 if records and records[0].type == PLAN_CREATE:
                     self.planned[session_id] = set(plans.graph_of(records).nodes)
