@@ -21,6 +21,7 @@ the plan's graph, brought up to date when only starts came since (`plans.
 node_states_after`), worked out again otherwise. Nothing is written anywhere.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -44,12 +45,15 @@ class _Known:
 
 
 class Found(NamedTuple):
-    # `plans.node_states`, with the nodes lapsed at `now` (`plans.with_lapses`)
+    # `plans.node_states`, with the nodes asked about that lapsed at `now`
+    # (`plans.with_lapses`); the others shown running
     states: dict[str, tuple[str, str | None]]
     # The (actor, idempotency key) pairs of the plan's starts; None when not known (read
     # inside an enclosing transaction), so that a claim asks the store instead.
     keys: frozenset[tuple[str, str]] | None
     attempts: dict[str, int]  # sessions ever started on each node
+    sessions: list[NodeSession]  # every session started on the plan's nodes
+    now: datetime  # the moment lapses are judged at
 
 
 # Kept by a reader holding the plan's lock in a transaction of its own (no enclosing one)
@@ -57,17 +61,24 @@ class Found(NamedTuple):
 KNOWN = Kept(bound=1_000, keep_when=own_transaction)
 
 
-def node_states(plan_id: str, graph: plans.Graph, now: datetime | None = None) -> Found:
+def node_states(
+    plan_id: str,
+    graph: plans.Graph,
+    now: datetime | None = None,
+    lapses_of: Collection[str] | None = None,
+) -> Found:
     """The states of the plan's nodes (`plans.node_states` of its `graph` and its node
     sessions) at `now` (default: the clock), for a caller holding the plan's lock
     (`store.holding`) that has written nothing in its transaction yet. When only starts
     came since the states kept for the same graph, those are brought up to date instead
     of worked out again. Which running nodes have lapsed is never kept: it depends on
-    `now` and on their sessions' last activity, read afresh each time."""
+    `now` and on their sessions' last activity, read afresh each time, for the nodes
+    `lapses_of` (default: all; `with_lapses` adds others later)."""
     now = timezone.now() if now is None else now
     if connections.in_nested_transaction():  # `holding`'s transaction sits inside another
         sessions = store.node_sessions(plan_id)
-        return _lapsed(graph, plans.node_states(graph, sessions), sessions, None, now)
+        found = Found(plans.node_states(graph, sessions), None, {}, sessions, now)
+        return with_lapses(graph, found, lapses_of)
     known = KNOWN.get(plan_id)
     update = _caught_up(plan_id, known) if known is not None else None
     if update is None:
@@ -81,24 +92,34 @@ def node_states(plan_id: str, graph: plans.Graph, now: datetime | None = None) -
     else:
         states = plans.node_states(graph, list(found.sessions.values()))
     KNOWN.put(plan_id, replace(found, graph=graph, states=states))
-    return _lapsed(graph, states, list(found.sessions.values()), found.keys, now)
+    sessions = list(found.sessions.values())
+    return with_lapses(graph, Found(states, found.keys, {}, sessions, now), lapses_of)
 
 
-def _lapsed(
-    graph: plans.Graph,
-    states: dict,
-    sessions: list[NodeSession],
-    keys: frozenset[tuple[str, str]] | None,
-    now: datetime,
+def with_lapses(
+    graph: plans.Graph, found: Found, lapses_of: Collection[str] | None = None
 ) -> Found:
-    if graph.lease is not None and any(state == plans.RUNNING for state, _ in states.values()):
-        # A session opened within the lease cannot have lapsed (its last activity is no
-        # earlier than its start): only the older ones' liveness is read.
+    """`found` with the nodes among `lapses_of` (default: all) that lapsed at its `now`
+    made `lapsed`, and its attempts counted. Only the unclosed sessions of those running
+    nodes that are older than the lease are read (a session opened within the lease
+    cannot have lapsed: its last activity is no earlier than its start)."""
+    states, now = found.states, found.now
+    if graph.lease is not None:
+        keys = set(states) if lapses_of is None else set(lapses_of)
         opened_before = now - timedelta(minutes=graph.lease)
-        older = [s.session for s in sessions if s.outcome is None and s.opened_at < opened_before]
+        older = [
+            s.session
+            for s in found.sessions
+            if s.outcome is None
+            and s.opened_at < opened_before
+            and s.node in keys
+            and states.get(s.node, ("",))[0] == plans.RUNNING
+        ]
         if older:
-            states = plans.with_lapses(graph, states, sessions, store.liveness_of(older), now)
-    return Found(states, keys, plans.attempts_of(sessions))
+            liveness = store.liveness_of(older)
+            lapsed = plans.with_lapses(graph, states, found.sessions, liveness, now)
+            states = {**states, **{k: lapsed[k] for k in keys if k in lapsed}}
+    return found._replace(states=states, attempts=plans.attempts_of(found.sessions))
 
 
 def _caught_up(plan_id: str, known: _Known) -> tuple[_Known, list[NodeSession], bool] | None:

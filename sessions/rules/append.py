@@ -9,8 +9,9 @@ with a code and a sentence; each surface (API, forms, commands) says them its ow
 """
 
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
@@ -309,12 +310,14 @@ def _append_to_stream(
         if earlier:
             return Appended(earlier, created=False)
         raise
+    handoff = None
     if event_type == vocabulary.START and record.plan is not None:
-        record = _start_on_node(record, plan, now, user)
+        record, handoff = _start_on_node(record, plan, now, user)
     if store.insert(record, idempotency_key) is None:
         return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
     after = projections.view_events_after(chosen, record)
-    return Appended(record, created=True, previous=ends[-1] if ends else None, view_events=after)
+    previous = ends[-1] if ends else None
+    return Appended(record, True, previous, view_events=after, last_attempt=handoff)
 
 
 def _check_permission(user, event_type, fields, first, events, now) -> None:
@@ -436,7 +439,8 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
     except plans.GraphError as error:
         raise _graph_refusal(error) from None
     if record.retire:
-        states = plan_sessions.node_states(plan_id, graph, record.timestamp).states
+        # Running and lapsed alike hold a live session: no lapse need be read.
+        states = plan_sessions.node_states(plan_id, graph, record.timestamp, ()).states
         busy = [key for key in record.retire if states.get(key, ("",))[0] in plans.HELD]
         if busy:
             raise Conflict(
@@ -447,22 +451,24 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
 
 
 def _plan_state(
-    plan_id: str, now: datetime | None = None
+    plan_id: str, now: datetime | None = None, lapses_of: Collection[str] | None = None
 ) -> tuple[plans.Graph, plan_sessions.Found] | None:
-    """The plan's graph and its nodes' states at `now` (with the keys of the claims
-    made, when known), or None when there is no such plan."""
+    """The plan's graph and its nodes' states at `now`, lapses judged for the nodes
+    `lapses_of` (default: all; with the keys of the claims made, when known), or None
+    when there is no such plan."""
     graph = plan_graphs.graph(plan_id)
     if graph is None:
         return None
-    return graph, plan_sessions.node_states(plan_id, graph, now)
+    return graph, plan_sessions.node_states(plan_id, graph, now, lapses_of)
 
 
 def _start_on_node(
     record: EventRecord, plan: tuple | None, now: datetime, user: User
-) -> EventRecord:
+) -> tuple[EventRecord, plans.Attempt | None]:
     """A start on a plan's node as it is written (the node's title when none is given),
-    after reclaiming the node if it lapsed; or a refusal of a node that may not start."""
-    plan = plan or _plan_state(record.plan, now)
+    after reclaiming the node if it lapsed (with the handoff of the session it closed);
+    or a refusal of a node that may not start."""
+    plan = plan or _plan_state(record.plan, now, [record.node])
     if plan is None:
         raise InvalidEvent({"plan": f"there is no plan {record.plan!r}"})
     graph, found = plan
@@ -494,32 +500,61 @@ def _start_on_node(
             "session, or amend max_attempts.",
             plan_id,
         )
-    if state == plans.LAPSED:
-        _reclaim(plan_id, node_key, record, now, user)
-    return record._replace(title=record.title or node.title)
+    handoff = _reclaim(graph, found, record, now, user) if state == plans.LAPSED else None
+    return record._replace(title=record.title or node.title), handoff
 
 
-def _reclaim(plan_id: str, node_key: str, start: EventRecord, now: datetime, user: User) -> None:
+def _reclaim(
+    graph: plans.Graph, found: plan_sessions.Found, start: EventRecord, now: datetime, user: User
+) -> plans.Attempt:
     """Close each unclosed session of a lapsed node (`outcome: lapsed`, the claimer as
     actor, a note saying since when it was silent and who took over), inside the
-    start's transaction, which holds the plan. Each session is held too, and checked
-    again under its lock: if it has shown activity since, the start loses the race and
-    is tried again (the node is running, no longer lapsed)."""
-    sessions = store.node_sessions(plan_id)
-    unclosed = plans.unclosed_by_node(sessions).get(node_key, [])
-    lease = plan_graphs.lease(plan_id)
+    start's transaction, which holds the plan; the handoff of the latest of them. Each
+    session is held too, and checked again under its lock: if it has shown activity
+    since, the start loses the race and is tried again (the node is running again)."""
+    unclosed = plans.unclosed_by_node(found.sessions).get(start.node, [])
+    lease = timedelta(minutes=graph.lease)
     store.hold_also(*unclosed)
+    handoff = None
     for session_id in unclosed:
         events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN).events
         since = projections.last_activity(events)
         lapsed = projections.status(events) == vocabulary.ACTIVE
         if not lapsed or not projections.is_lapsed(since, now, lease):
-            raise store.RaceLost((plan_id, session_id))
+            raise store.RaceLost((start.plan, session_id))
         note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
         _append_to_stream(
             session_id, vocabulary.CLOSE, fields, user, None, None, now, reclaiming=True
         )
+        progress = projections.progress(events)
+        handoff = plans.Attempt(session_id, vocabulary.LAPSED, note, progress and progress.note)
+    return handoff
+
+
+def _next_claimable(
+    graph: plans.Graph, found: plan_sessions.Found
+) -> tuple[plans.Graph, plan_sessions.Found, str] | None:
+    """The node a claim takes, with the states it was judged by: the first, in the ready
+    list's order, of the ready nodes and the reclaimable lapsed ones. Lapse is read one
+    candidate at a time (a running node whose needs are done and whose attempts are
+    under the cap), so a claim reads no more sessions than it passes over."""
+    states, attempts = found.states, found.attempts
+
+    def may_lapse(key: str) -> bool:
+        under_cap = graph.max_attempts is None or attempts.get(key, 0) < graph.max_attempts
+        needs_done = all(states[n][0] == vocabulary.DONE for n in graph.nodes[key].needs)
+        return states[key][0] == plans.RUNNING and under_cap and needs_done
+
+    plain = {key: state for key, (state, _) in states.items()}
+    candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
+    for key in plans.ranked(graph, plain, candidates):
+        if plain[key] == plans.READY:
+            return graph, found, key
+        judged = plan_sessions.with_lapses(graph, found, [key])
+        if judged.states[key][0] == plans.LAPSED:
+            return graph, judged, key
+    return None
 
 
 def claim_next(
@@ -542,7 +577,7 @@ def claim_next(
     def claim() -> Appended:
         session_id = new_session_id()  # anew on each try: its start is the only read of it
         with store.holding(plan_id, session_id):
-            plan = _plan_state(plan_id, now)
+            plan = _plan_state(plan_id, now, lapses_of=())
             keys = plan[1].keys if plan is not None else None
             if idempotency_key is not None and (keys is None or (actor, idempotency_key) in keys):
                 earlier = store.claim_event(plan_id, actor, idempotency_key)
@@ -550,15 +585,16 @@ def claim_next(
                     return Appended(earlier, created=False)
             if plan is None:
                 raise UnknownPlan(plan_id)
-            claimable = plans.claimable_nodes(plan[0], plan[1].states, plan[1].attempts)
-            if not claimable:
+            plan = _next_claimable(*plan)
+            if plan is None:
                 raise Conflict(
                     "nothing_ready",
                     f"No node of plan {plan_id!r} is ready or reclaimable: every live node is "
                     "done, running, failed, waiting on others, or lapsed past its attempts.",
                     plan_id,
                 )
-            fields = {"plan": plan_id, "node": claimable[0]}
+            graph, found, key = plan
+            fields = {"plan": plan_id, "node": key}
             started = _append_to_stream(
                 session_id,
                 vocabulary.START,
@@ -567,12 +603,12 @@ def claim_next(
                 None,
                 idempotency_key,
                 now,
-                plan=plan,
+                plan=(graph, found),
                 fresh=True,
             )
-            if not plan[1].attempts.get(claimable[0]):
-                return started  # never tried: nothing to hand over, nothing to read
-            last = plan_views.last_attempt(plan_id, claimable[0], before=session_id)
+            if started.last_attempt is not None or not found.attempts.get(key):
+                return started  # a reclaim's handoff, or a node never tried
+            last = plan_views.last_attempt(plan_id, key, before=session_id)
             return replace(started, last_attempt=last)
 
     return _retrying_races(lambda _: claim())
