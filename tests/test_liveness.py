@@ -334,6 +334,10 @@ def test_racing_reclaimers_take_each_lapsed_node_once(gunicorn, alice, bob, make
     assert sorted(closes.values_list("session", flat=True)) == [f"old-{key}" for key in keys]
     assert Event.objects.filter(type=START, plan="wide").count() == 12
     assert {c.outcome for c in closes} == {vocabulary.LAPSED}
+    # After the reclaims, exactly one unclosed session holds each node.
+    closed = set(Event.objects.filter(type="session_close").values_list("session", flat=True))
+    holders = Event.objects.filter(type=START, plan="wide").exclude(session__in=closed)
+    assert sorted(holders.values_list("node", flat=True)) == keys
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,40 +9,20 @@ from hypothesis import strategies as st
 
 from sessions.domain import plans, projections
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import (
-    ACTIVE,
-    ALLOWED_FROM,
-    BLOCK,
-    MESSAGE,
-    PROGRESS,
-    START,
-    STATUS_AFTER,
-    TRANSITIONS,
-)
+from sessions.domain.vocabulary import ACTIVE, MESSAGE, PROGRESS, TRANSITIONS
+from tests.test_view_events import streams
 
 T0 = datetime(2026, 11, 29, 8, tzinfo=UTC)
 
 
-@st.composite
-def transitions(draw):
-    """A stream of transitions the table allows, minutes apart."""
-    events, status, moment = [], None, T0
-    for seq in range(1, draw(st.integers(1, 12)) + 1):
-        allowed = [t for t in TRANSITIONS if status in ALLOWED_FROM[t]]
-        if not allowed:
-            break
-        kind = draw(st.sampled_from(allowed))
-        fields = (
-            {"reason": f"r{seq}"}
-            if kind == BLOCK
-            else {"note": draw(st.none() | st.just(f"n{seq}"))}
-        )
-        if kind == START:
-            fields["title"] = "t"
-        moment += timedelta(minutes=draw(st.integers(0, 60)))
-        events.append(EventRecord("s", seq, kind, moment, "a", **fields))
-        status = STATUS_AFTER[kind]
-    return events
+def _transitions_of(events):
+    """A stream's transitions, renumbered: a stream the table allows, without its
+    heartbeats and messages (which never changed its status)."""
+    kept = [e for e in events if e.type in TRANSITIONS]
+    return [e._replace(seq=n) for n, e in enumerate(kept, start=1)]
+
+
+transitions = streams().map(_transitions_of)
 
 
 def with_inserted(events, kind, places, note="x"):
@@ -56,7 +36,7 @@ def with_inserted(events, kind, places, note="x"):
     return [e._replace(seq=n) for n, e in enumerate(out, start=1)]
 
 
-@given(transitions(), st.sets(st.integers(0, 11)), st.none() | st.just("busy"))
+@given(transitions, st.sets(st.integers(0, 11)), st.none() | st.just("busy"))
 def test_heartbeats_never_change_status_blockers_or_next_action(events, places, note):
     beating = with_inserted(events, PROGRESS, places, note)
     assert projections.status(beating) == projections.status(events)
@@ -66,7 +46,7 @@ def test_heartbeats_never_change_status_blockers_or_next_action(events, places, 
     assert projections.next_action(beating) == projections.next_action(events)
 
 
-@given(transitions(), st.sets(st.integers(0, 11)), st.integers(0, 10**6))
+@given(transitions, st.sets(st.integers(0, 11)), st.integers(0, 10**6))
 def test_messages_never_make_a_session_look_alive(events, places, minutes):
     now = events[-1].timestamp + timedelta(minutes=minutes)
     spoken = with_inserted(events, MESSAGE, places)

@@ -221,24 +221,16 @@ Nodes = Annotated[list[PlanNode], Field(min_length=1, max_length=vocabulary.MAX_
 Needs = Annotated[list[Need], Field(min_length=1, max_length=vocabulary.MAX_PLAN_EDGES)]
 
 
-Lease = Annotated[
-    int,
-    Field(
-        strict=True,
-        ge=vocabulary.INTEGER_RANGES["lease"][0],
-        le=vocabulary.INTEGER_RANGES["lease"][1],
-        description="Minutes of silence a node's active session may keep before it lapses.",
-    ),
-]
-MaxAttempts = Annotated[
-    int,
-    Field(
-        strict=True,
-        ge=vocabulary.INTEGER_RANGES["max_attempts"][0],
-        le=vocabulary.INTEGER_RANGES["max_attempts"][1],
-        description="Sessions a node may have had before a lapsed one is no longer reclaimed.",
-    ),
-]
+def _in_range(name: str, description: str) -> object:
+    """A plan's liveness setting: a JSON integer (never a boolean) in its range."""
+    low, high = vocabulary.INTEGER_RANGES[name]
+    return Annotated[int, Field(strict=True, ge=low, le=high, description=description)]
+
+
+Lease = _in_range("lease", "Minutes of silence a node's active session may keep before it lapses.")
+MaxAttempts = _in_range(
+    "max_attempts", "Sessions a node may have had before a lapsed one is no longer reclaimed."
+)
 
 
 class CreatePlan(Schema):

@@ -54,6 +54,9 @@ class Found(NamedTuple):
     attempts: dict[str, int]  # sessions ever started on each node
     sessions: list[NodeSession]  # every session started on the plan's nodes
     now: datetime  # the moment lapses are judged at
+    # Unclosed sessions a claim has already held and read under their locks (their
+    # `projections.ViewEvents`), so that its reclaim need not again.
+    held: dict = {}
 
 
 # Kept by a reader holding the plan's lock in a transaction of its own (no enclosing one)

@@ -277,21 +277,23 @@ def _append_to_stream(
     plan=None,
     fresh=False,
     reclaiming=False,
+    known=None,
 ):
     """The append inside `store.appending`; `plan` is the plan's graph and node states
     when the caller has just worked them out (a claim), so that a start on a node does
     so once; `fresh` says the stream's id was just made (a claim's), so there is nothing
     to read of it (were it taken after all, the insert fails and the caller tries again);
     `reclaiming` says this is a reclaim's close of a lapsed session, the one append a
-    user may make to a session not theirs without the act-on-any-session permission.
+    user may make to a session not theirs without the act-on-any-session permission;
+    `known` is the stream's view events when the caller has just read them under its
+    lock.
 
     The idempotency key is checked by the insert, and before a refusal: either way an
     append made earlier under the key is answered with, whatever happened since."""
-    chosen = (
-        projections.ViewEvents([], 0, 0)
-        if fresh
-        else store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
-    )
+    if fresh:
+        chosen = projections.ViewEvents([], 0, 0)
+    else:
+        chosen = known or store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
     ends = chosen.events[:1] + chosen.events[1:][-1:]
     actor = user.get_username()
     now = now or timezone.now()
@@ -514,18 +516,28 @@ def _reclaim(
     since, the start loses the race and is tried again (the node is running again)."""
     unclosed = plans.unclosed_by_node(found.sessions).get(start.node, [])
     lease = timedelta(minutes=graph.lease)
-    store.hold_also(*unclosed)
+    store.hold_also(*[i for i in unclosed if i not in found.held])
     handoff = None
     for session_id in unclosed:
-        events = store.read_view_events(session_id, vocabulary.MAX_BLOCKERS_SHOWN).events
+        known = found.held.get(session_id) or store.read_view_events(
+            session_id, vocabulary.MAX_BLOCKERS_SHOWN
+        )
+        events = known.events
         since = projections.last_activity(events)
-        lapsed = projections.status(events) == vocabulary.ACTIVE
-        if not lapsed or not projections.is_lapsed(since, now, lease):
+        if not _lapsed_at(events, now, lease):
             raise store.RaceLost((start.plan, session_id))
         note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
         _append_to_stream(
-            session_id, vocabulary.CLOSE, fields, user, None, None, now, reclaiming=True
+            session_id,
+            vocabulary.CLOSE,
+            fields,
+            user,
+            None,
+            None,
+            now,
+            reclaiming=True,
+            known=known,
         )
         progress = projections.progress(events)
         handoff = plans.Attempt(session_id, vocabulary.LAPSED, note, progress and progress.note)
@@ -551,10 +563,39 @@ def _next_claimable(
     for key in plans.ranked(graph, plain, candidates):
         if plain[key] == plans.READY:
             return graph, found, key
-        judged = plan_sessions.with_lapses(graph, found, [key])
-        if judged.states[key][0] == plans.LAPSED:
-            return graph, judged, key
+        held = _held_if_lapsed(graph, found, key)
+        if held is not None:
+            lapsed = {**states, key: (plans.LAPSED, states[key][1])}
+            return graph, found._replace(states=lapsed, held=held), key
     return None
+
+
+def _held_if_lapsed(
+    graph: plans.Graph, found: plan_sessions.Found, key: str
+) -> dict[str, projections.ViewEvents] | None:
+    """For a claim passing over a running node: its unclosed sessions held and read
+    (their view events) when every one has lapsed at `found.now`, else None. A session
+    opened within the lease is not read (it cannot have lapsed); the others are read
+    under their locks, so that the reclaim that follows needs neither again (a live
+    worker's append waits for the claim's commit, a few milliseconds)."""
+    unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
+    lease = timedelta(minutes=graph.lease)
+    if not unclosed or any(found.now - s.opened_at <= lease for s in unclosed):
+        return None
+    ids = [s.session for s in unclosed]
+    store.hold_also(*ids)
+    held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
+    if all(_lapsed_at(known.events, found.now, lease) for known in held.values()):
+        return held
+    return None
+
+
+def _lapsed_at(events: list[EventRecord], now: datetime, lease: timedelta) -> bool:
+    """Whether a node session (its view events) has lapsed at `now` under `lease`."""
+    since = projections.last_activity(events)
+    return projections.status(events) == vocabulary.ACTIVE and projections.is_lapsed(
+        since, now, lease
+    )
 
 
 def claim_next(

@@ -185,13 +185,16 @@ def ids_param(ids: Iterable[str]) -> object:
     return json.dumps(list(ids)) if connection.vendor == "sqlite" else list(ids)
 
 
+def each_stream() -> str:
+    """SQL for a JSON array parameter of stream ids as a table `s` of one column,
+    `s.value` (the `{each}` of `per_stream`'s statements)."""
+    return _EACH_STREAM[connection.vendor]
+
+
 def per_stream(sql: str, streams: Sequence[str], params: Sequence = ()) -> list[tuple]:
     """Rows of `sql`, which reads the given streams from `{each}` (after `params`)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql.format(each=_EACH_STREAM[connection.vendor]),
-            [*params, json.dumps(list(streams))],
-        )
+        cursor.execute(sql.format(each=each_stream()), [*params, json.dumps(list(streams))])
         return cursor.fetchall()
 
 
