@@ -53,13 +53,17 @@ def project(
     time_spent: dict[str, int] | None = None,
     message_count: int | None = None,
     at: datetime | None = None,
+    leases: dict | None = None,
 ) -> projections.SessionView:
     """The view of a session's loaded events, at `now` (default: the clock; as of `at`,
-    `at`). A session on a plan's node reads its plan's lease in force then: past it,
-    the session has lapsed."""
+    `at`). A session on a plan's node reads its plan's lease in force then (from
+    `leases`, {plan: lease}, when a page of views has read them once): past it, the
+    session has lapsed."""
     now = (at or timezone.now()) if now is None else now
     limits = thresholds() if limits is None else limits
-    lease = plan_graphs.lease(projections.plan_node(events)[0], at)
+    plan = projections.plan_node(events)[0]
+    known = leases is not None and plan in leases
+    lease = leases[plan] if known else plan_graphs.lease(plan, at)
     return projections.session_view(
         session_id, events, now, limits, blocker_count, time_spent, message_count, lease
     )
@@ -82,8 +86,10 @@ def session_views(
     now = timezone.now() if now is None else now
     lengths = store.stream_lengths(list(session_ids))
     streams = whole_streams(lengths)
+    plans = {projections.plan_node(events)[0] for events in streams.values()} - {None}
+    leases = {plan: plan_graphs.lease(plan) for plan in plans}  # once per plan, not per view
     views = {
-        session_id: project(session_id, events, now, limits)
+        session_id: project(session_id, events, now, limits, leases=leases)
         for session_id, events in streams.items()
     }
     for session_id in lengths.keys() - streams.keys():

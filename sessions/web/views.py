@@ -480,7 +480,12 @@ def plan_context(request, plan_id, amend_form=None, message=None):
         "may_amend": at is None and may_act(request.user, view.owner),
         "may_release": at is None and may_release(request.user, view.id),
         "reclaimable": set(view.claimable) & set(view.lapsed) if at is None else set(),
-        "tried": [node for node in view.nodes if node.attempts],
+        # The handoffs worth reading: of the nodes not done whose last attempt ended.
+        "tried": [
+            node
+            for node in view.nodes
+            if node.last_attempt and node.state not in (vocabulary.DONE, plans.RETIRED)
+        ],
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
