@@ -397,3 +397,20 @@ def test_the_demo_moved_to_now_shows_a_lapsed_node_a_handoff_and_a_waiting_messa
     assert timezone.now() - max(Event.objects.values_list("timestamp", flat=True)) < timedelta(
         minutes=30
     )
+
+
+def test_the_list_of_sessions_needing_attention_holds_a_lapsed_one_not_yet_stale(
+    client, alice, bob, token_for
+):
+    then = timezone.now() - timedelta(minutes=10)  # past a 5-minute lease, not yet stale
+    fields = {"title": "Quick", "nodes": NODES[:1], "lease": 5}
+    append_event("quick", PLAN_CREATE, fields, user=alice, now=then)
+    append_event("quiet-node", START, {"plan": "quick", "node": "a"}, user=bob, now=then)
+    append_event("quiet-plain", START, {"title": "no plan"}, user=bob, now=then)
+    token = token_for(alice)
+    listed = get(client, "/api/sessions?attention=true", token).json()["items"]
+    assert [(s["id"], s["attention"]["kind"], s["stale"]) for s in listed] == [
+        ("quiet-node", "lapsed", False)
+    ]
+    others = get(client, "/api/sessions?attention=false", token).json()["items"]
+    assert [s["id"] for s in others] == ["quiet-plain"]

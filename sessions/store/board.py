@@ -5,7 +5,7 @@ prepared, and rows come out as tuples."""
 
 import json
 from collections.abc import Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
@@ -141,6 +141,27 @@ def board_rows_as_of(
     return _status_rows(rows, Event.objects.filter(timestamp__lte=at))
 
 
+def _lapsed(happened: QuerySet, now: datetime) -> Q:
+    """Of activity rows that are their session's last, those of active node sessions
+    silent past their plan's lease in force (among the events `happened`): one condition
+    per distinct lease, naming the plans that have it. Plans are few beside sessions, and
+    each names its lease on its create and on the rare amend that changes it."""
+    in_force: dict[str, int] = {}
+    named = happened.filter(type__in=vocabulary.PLAN_EVENT_TYPES, lease__isnull=False)
+    for plan, lease in named.order_by("session", "seq").values_list("session", "lease"):
+        in_force[plan] = lease  # the last one named wins
+    by_lease: dict[int, list[str]] = {}
+    for plan, lease in in_force.items():
+        by_lease.setdefault(lease, []).append(plan)
+    lapsed = Q(pk__in=[])
+    for lease, plan_ids in by_lease.items():
+        lapsed |= Q(
+            Exists(Event.objects.filter(session=OuterRef("session"), seq=1, plan__in=plan_ids)),
+            timestamp__lt=now - timedelta(minutes=lease),
+        )
+    return Q(status_type__in=LAST_TYPES[vocabulary.ACTIVE]) & lapsed
+
+
 def listing(
     owner: str | None,
     text: str | None,
@@ -160,9 +181,8 @@ def listing(
     the activity's time the stale filter and the attention filter. `stale` and
     `attention` (True or False) keep the sessions that are, or are not, stale or in need
     of attention at `now` with `limits`, by the rules of `projections.is_stale` and
-    `projections.attention` (a lapsed node session is found by its plan's lease, which
-    this filter does not read: it is found as stale once it is). As of `at`, the same
-    over the events that had happened by then, with `now = at`.
+    `projections.attention` (a node session past its plan's lease has lapsed: `_lapsed`).
+    As of `at`, the same over the events that had happened by then, with `now = at`.
     """
     happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
     activity = happened.filter(type__in=vocabulary.ACTIVITY_TYPES)
@@ -200,6 +220,7 @@ def listing(
             quiet
             | Q(status_type=vocabulary.REVIEW, changed_at__lt=now - limits.review)
             | Q(Exists(early_block), status_type=vocabulary.BLOCK)
+            | _lapsed(happened, now)
         )
         tails = tails.filter(needs) if attention else tails.exclude(needs)
     return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
