@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from sessions.domain.projections import is_lapsed
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ACTIVE,
@@ -434,7 +435,9 @@ def with_lapses(
 
     def silent(session_id: str) -> bool:
         live = liveness.get(session_id)
-        return live is not None and live.status == ACTIVE and now - live.last_activity > lease
+        return (
+            live is not None and live.status == ACTIVE and is_lapsed(live.last_activity, now, lease)
+        )
 
     lapsed = {
         key: (LAPSED, session)
@@ -464,13 +467,25 @@ def latest_closed(sessions: Iterable[NodeSession]) -> dict[str, NodeSession]:
 def is_reclaimable(
     graph: Graph, states: dict[str, tuple[str, str | None]], key: str, attempts: int
 ) -> bool:
-    """Whether a lapsed node may be reclaimed: below the plan's cap on attempts (none:
-    always), and every node it needs done (a reclaim is a start)."""
-    if states[key][0] != LAPSED:
-        return False
+    """Whether a lapsed node may be reclaimed (`reclaim_allowed`)."""
+    return states[key][0] == LAPSED and reclaim_allowed(graph, states, key, attempts)
+
+
+def reclaim_allowed(
+    graph: Graph, states: dict[str, tuple[str, str | None]], key: str, attempts: int
+) -> bool:
+    """Whether the node, were it lapsed, could be reclaimed: below the plan's cap on
+    attempts (none: always), and every node it needs done (a reclaim is a start)."""
     if graph.max_attempts is not None and attempts >= graph.max_attempts:
         return False
     return all(states[need][0] == DONE for need in graph.nodes[key].needs)
+
+
+def may_have_lapsed(session: NodeSession, now: datetime, lease: timedelta) -> bool:
+    """Whether an unclosed node session can have lapsed at `now` at all: one opened
+    within the lease cannot (its last activity is no earlier than its start), so its
+    liveness need not be read."""
+    return session.outcome is None and now - session.opened_at > lease
 
 
 def claimable_nodes(

@@ -356,6 +356,12 @@ def is_lapsed(last_active, now, lease):
     return lease is not None and now - last_active > lease
 
 
+def has_lapsed(events, now, lease):
+    """Whether a node session (its events, or those its view depends on) has lapsed at
+    `now` under its plan's `lease` (a timedelta, or None): active, and silent past it."""
+    return status(events) == ACTIVE and is_lapsed(last_activity(events), now, lease)
+
+
 # What each status is called when it has lasted too long, and its threshold's name.
 ATTENTION_OF = {
     ACTIVE: (STALE, "stale"),

@@ -104,19 +104,17 @@ def with_lapses(
 ) -> Found:
     """`found` with the nodes among `lapses_of` (default: all) that lapsed at its `now`
     made `lapsed`, and its attempts counted. Only the unclosed sessions of those running
-    nodes that are older than the lease are read (a session opened within the lease
-    cannot have lapsed: its last activity is no earlier than its start)."""
+    nodes that may have lapsed (`plans.may_have_lapsed`) are read."""
     states, now = found.states, found.now
     if graph.lease is not None:
         keys = set(states) if lapses_of is None else set(lapses_of)
-        opened_before = now - timedelta(minutes=graph.lease)
+        lease = timedelta(minutes=graph.lease)
         older = [
             s.session
             for s in found.sessions
-            if s.outcome is None
-            and s.opened_at < opened_before
-            and s.node in keys
+            if s.node in keys
             and states.get(s.node, ("",))[0] == plans.RUNNING
+            and plans.may_have_lapsed(s, now, lease)
         ]
         if older:
             liveness = store.liveness_of(older)

@@ -120,3 +120,9 @@ def last_attempt(plan_id: str, node_key: str, before: str | None = None) -> plan
     ]
     latest = plans.latest_closed(sessions).get(node_key)
     return plans.attempt_of(latest, handoffs([latest.session]) if latest is not None else {})
+
+
+def unclosed_session(plan_id: str, node_key: str) -> str | None:
+    """The node's latest unclosed session, or None (a node not running or lapsed)."""
+    unclosed = plans.unclosed_by_node(store.node_sessions(plan_id)).get(node_key, [])
+    return unclosed[-1] if unclosed else None

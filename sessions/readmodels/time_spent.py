@@ -5,10 +5,10 @@ A session's time in each status is the sum of the spans between its transitions,
 needs every one once. Summed afresh for each view, that made a view of a 100,000-event
 session cost 280 ms instead of 1 (bench/RESULTS.md §7). But events are never changed
 and a stream grows only at its end, so a sum once made stays true: each process keeps,
-per stream, the sums up to its last event then, and adds only the spans of the events
-after it. The first view of a long stream in a process pays for the whole stream once;
-a view of a stream that has not grown since pays nothing; an append made by this process
-adds its own span without asking (`kept.appended`). Nothing is written anywhere.
+per stream, the sums up to its last transition then, and adds only the spans of the
+transitions after it. The first view of a long stream in a process pays for the whole
+stream once; a view of a stream that has not grown since pays nothing; an append made by
+this process adds its own span without asking (`kept.appended`). Nothing is written anywhere.
 
 Sums are kept only when read outside a transaction, where a reader sees committed rows
 only (a rolled-back append must not be counted). The least recently read streams are

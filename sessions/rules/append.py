@@ -109,23 +109,23 @@ def plan_owner(plan_id: str | None) -> str | None:
     return ends[0].actor if ends and ends[0].type == vocabulary.PLAN_CREATE else None
 
 
+def _owns_plan(user: User, plan_id: str | None) -> bool:
+    return (
+        user.is_authenticated and plan_id is not None and plan_owner(plan_id) == user.get_username()
+    )
+
+
 def may_message(user: User, session_owner: str | None, plan_id: str | None) -> bool:
     """Whether `user` may write to a session's worker: whoever may append to it, and for
     a session on a plan's node, the plan's owner."""
-    if may_act(user, session_owner):
-        return True
-    return (
-        user.is_authenticated
-        and plan_id is not None
-        and plan_owner(plan_id) == (user.get_username())
-    )
+    return may_act(user, session_owner) or _owns_plan(user, plan_id)
 
 
 def may_release(user: User, plan_id: str | None) -> bool:
     """Whether `user` may hand a lapsed node of the plan back: its owner or a lead."""
     if not user.is_authenticated or plan_id is None:
         return False
-    return user.has_perm(ACT_ON_ANY_SESSION) or plan_owner(plan_id) == user.get_username()
+    return user.has_perm(ACT_ON_ANY_SESSION) or _owns_plan(user, plan_id)
 
 
 def _key_errors(idempotency_key: str | None) -> dict[str, str]:
@@ -358,10 +358,7 @@ def _check_release(user, first, events, now) -> None:
                 "a lead releasing a lapsed node"
             }
         )
-    lease = plan_graphs.lease(first.plan)
-    status = projections.status(events)
-    silent_since = projections.last_activity(events)
-    if status != vocabulary.ACTIVE or not projections.is_lapsed(silent_since, now, lease):
+    if not projections.has_lapsed(events, now, plan_graphs.lease(first.plan)):
         raise InvalidEvent(
             {"outcome": "lapsed may close only a lapsed session (active and silent past its lease)"}
         )
@@ -523,9 +520,9 @@ def _reclaim(
             session_id, vocabulary.MAX_BLOCKERS_SHOWN
         )
         events = known.events
-        since = projections.last_activity(events)
-        if not _lapsed_at(events, now, lease):
+        if not projections.has_lapsed(events, now, lease):
             raise store.RaceLost((start.plan, session_id))
+        since = projections.last_activity(events)
         note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
         _append_to_stream(
@@ -554,9 +551,8 @@ def _next_claimable(
     states, attempts = found.states, found.attempts
 
     def may_lapse(key: str) -> bool:
-        under_cap = graph.max_attempts is None or attempts.get(key, 0) < graph.max_attempts
-        needs_done = all(states[n][0] == vocabulary.DONE for n in graph.nodes[key].needs)
-        return states[key][0] == plans.RUNNING and under_cap and needs_done
+        allowed = plans.reclaim_allowed(graph, states, key, attempts.get(key, 0))
+        return states[key][0] == plans.RUNNING and allowed
 
     plain = {key: state for key, (state, _) in states.items()}
     candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
@@ -580,22 +576,14 @@ def _held_if_lapsed(
     worker's append waits for the claim's commit, a few milliseconds)."""
     unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
     lease = timedelta(minutes=graph.lease)
-    if not unclosed or any(found.now - s.opened_at <= lease for s in unclosed):
+    if not unclosed or not all(plans.may_have_lapsed(s, found.now, lease) for s in unclosed):
         return None
     ids = [s.session for s in unclosed]
     store.hold_also(*ids)
     held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
-    if all(_lapsed_at(known.events, found.now, lease) for known in held.values()):
+    if all(projections.has_lapsed(known.events, found.now, lease) for known in held.values()):
         return held
     return None
-
-
-def _lapsed_at(events: list[EventRecord], now: datetime, lease: timedelta) -> bool:
-    """Whether a node session (its view events) has lapsed at `now` under `lease`."""
-    since = projections.last_activity(events)
-    return projections.status(events) == vocabulary.ACTIVE and projections.is_lapsed(
-        since, now, lease
-    )
 
 
 def claim_next(

@@ -542,13 +542,13 @@ def plan_start(request, plan_id, node):
 def plan_release(request, plan_id, node):
     """The plan's owner or a lead hands a lapsed node back without taking it: its silent
     session is closed with outcome lapsed, and the node is ready (or waiting) again."""
-    view = plan_views.plan_view(plan_id)
-    held = view.node(node) if view is not None else None
-    if held is None or held.state != plans.LAPSED:
+    # Whether it lapsed is the rule's to say (`append_event` refuses a live session).
+    session_id = plan_views.unclosed_session(plan_id, node)
+    if session_id is None:
         return plan_answer(request, plan_id, 409, message=f"Not released: {node!r} is not lapsed.")
     try:
         append_event(
-            held.session,
+            session_id,
             vocabulary.CLOSE,
             {"outcome": vocabulary.LAPSED, "note": "released for another worker"},
             user=request.user,
