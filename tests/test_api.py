@@ -396,9 +396,16 @@ def test_the_openapi_schema_is_public_and_describes_every_endpoint(api):
         "/api/plans/{plan_id}/events.jsonl",
         "/api/metrics",
         "/api/feed",
+        "/api/me",
     }
 
 
 def test_the_api_docs_page_is_public(api):
     response = api("GET", "/api/")
     assert response.status == 200 and b"openapi.json" in response.body
+
+
+def test_me_names_the_tokens_user(api, alice, token_for):
+    answer = api("GET", "/api/me", token=token_for(alice))
+    assert answer.status == 200
+    assert answer.json() == {"username": "alice"}

@@ -64,6 +64,32 @@ def test_a_consumer_asking_again_after_next_after_gets_only_what_is_new(
     assert [(i["session"], i["type"]) for i in page["items"]] == [("docs-2", START)]
 
 
+def test_a_limit_of_0_gives_where_to_follow_from_now_on(api, alice, token_for, histories):
+    token = token_for(alice)
+    _, cursor = follow(api, token)
+    now = api("GET", "/api/feed?limit=0&after=0", token=token).json()
+    assert now == {"items": [], "next_after": cursor}
+    append_event("docs-2", START, {"title": "More docs"}, user=alice)
+    page = api("GET", f"/api/feed?after={now['next_after']}", token=token).json()
+    assert [(i["session"], i["type"]) for i in page["items"]] == [("docs-2", START)]
+
+
+def test_an_appends_answer_carries_its_position_in_the_feed(api, alice, token_for):
+    token = token_for(alice)
+    api("POST", "/api/sessions", {"id": "s", "title": "T"}, token=token)
+    body = {"type": BLOCK, "reason": "keys"}
+    answer = api("POST", "/api/sessions/s/events", body, token=token).json()
+    page = api("GET", "/api/feed?stream=s", token=token).json()
+    assert answer["position"] == page["items"][-1]["position"]
+    again = api(
+        "POST", "/api/sessions/s/events", body, token=token, headers={"Idempotency-Key": "k"}
+    )
+    repeated = api(
+        "POST", "/api/sessions/s/events", body, token=token, headers={"Idempotency-Key": "k"}
+    )
+    assert repeated.json()["position"] == again.json()["position"]
+
+
 @pytest.mark.parametrize(
     "query, expected",
     [
@@ -99,7 +125,7 @@ def test_the_feed_of_a_plan_holds_its_events_and_its_node_sessions(api, alice, t
 
 @pytest.mark.parametrize(
     "query, problem",
-    [("limit=0", "limit"), ("limit=1001", "limit"), ("after=-1", "after"), ("type=nope", "type")],
+    [("limit=-1", "limit"), ("limit=1001", "limit"), ("after=-1", "after"), ("type=nope", "type")],
 )
 def test_a_bad_feed_query_is_refused_saying_which_parameter(api, alice, token_for, query, problem):
     answer = api("GET", f"/api/feed?{query}", token=token_for(alice))

@@ -346,7 +346,13 @@ def append(
     idempotency_key: schemas.IdempotencyKey | None = KEY_HEADER,
 ):
     result, status = event_appended(request, session_id, body, idempotency_key)
-    answer = {"event": shapes.event_json(result.event), "session": view_of_appended(result)}
+    event = result.event
+    position = result.position or store.event_position(event.session, event.seq)
+    answer = {
+        "event": shapes.event_json(event),
+        "session": view_of_appended(result),
+        "position": position,
+    }
     return JsonResponse(answer, status=status)
 
 
@@ -518,10 +524,19 @@ def feed(request: HttpRequest, query: Query[schemas.FeedQuery]):
     return JsonResponse({"items": items, "next_after": next_after})
 
 
+account = Router(tags=["account"])
+
+
+@account.get("/me", response={200: schemas.Me, **READ_ERRORS}, summary="Who the token acts as")
+def me(request: HttpRequest):
+    return JsonResponse({"username": request.auth.get_username()})
+
+
 api.add_router("/", sessions)
 api.add_router("/", plans)
 api.add_router("/", flow)
 api.add_router("/", following)
+api.add_router("/", account)
 
 
 def urls() -> tuple[list, str, str]:

@@ -308,7 +308,11 @@ class FeedQuery(Schema):
     after: Annotated[int, Field(ge=0, le=2**63 - 1)] = Field(
         0, description="Give the events with a position above this one (the last next_after)."
     )
-    limit: Annotated[int, Field(ge=1, le=vocabulary.MAX_FEED_PAGE)] = vocabulary.DEFAULT_FEED_PAGE
+    limit: Annotated[int, Field(ge=0, le=vocabulary.MAX_FEED_PAGE)] = Field(
+        vocabulary.DEFAULT_FEED_PAGE,
+        description="At most this many events; 0 gives none and next_after at the newest"
+        " safe position: where to follow from now on.",
+    )
     type: Literal[vocabulary.ALL_EVENT_TYPES] | None = Field(  # type: ignore[valid-type]
         None, description="Only events of this type."
     )
@@ -513,6 +517,14 @@ class PlanList(Schema):
 class Appended(Schema):
     event: Event
     session: Session
+    position: int = Field(
+        description="The event's place in the feed: follow the feed from here (`after`) to"
+        " see what comes next, missing nothing."
+    )
+
+
+class Me(Schema):
+    username: str = Field(description="The user the request acts as: sessions' `owner`.")
 
 
 class Claimed(Session):

@@ -18,8 +18,11 @@ def feed(
     a consumer that keeps `next_after` never misses or repeats one, however the writers
     race; a narrowed feed moves its cursor past the rows it skipped. A page holds at most
     `limit` events and about `vocabulary.MAX_FEED_PAGE_CHARACTERS` of their text: a page
-    cut by its size ends at its last event, like a full one."""
+    cut by its size ends at its last event, like a full one. A `limit` of 0 gives no events
+    and the safe position: a follower that starts there misses nothing from now on."""
     up_to = open_sessions.safe_position()
+    if not limit:  # where to follow from now on
+        return [], max(after, up_to)
     found = store.read_feed(after, up_to, limit, event_type=event_type, stream=stream, plan=plan)
     kept = _within_characters(found, vocabulary.MAX_FEED_PAGE_CHARACTERS)
     next_after = found[-1][0] if len(found) == limit else max(after, up_to)

@@ -88,6 +88,9 @@ class Appended:
     # A claim's node's last attempt before it (the previous worker's handoff); None for
     # other appends, and for a claim of a node never tried.
     last_attempt: plans.Attempt | None = None
+    # A new event's place in the global order (the feed's position); None when an
+    # idempotency key repeated an earlier append.
+    position: int | None = None
 
 
 def new_session_id() -> str:
@@ -315,11 +318,14 @@ def _append_to_stream(
     handoff = None
     if event_type == vocabulary.START and record.plan is not None:
         record, handoff = _start_on_node(record, plan, now, user)
-    if store.insert(record, idempotency_key) is None:
+    position = store.insert(record, idempotency_key)
+    if position is None:
         return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
     after = projections.view_events_after(chosen, record)
     previous = ends[-1] if ends else None
-    return Appended(record, True, previous, view_events=after, last_attempt=handoff)
+    return Appended(
+        record, True, previous, view_events=after, last_attempt=handoff, position=position
+    )
 
 
 def _check_permission(user, event_type, fields, first, events, now) -> None:

@@ -37,6 +37,7 @@ from sessions.store.plan_rows import (
 from sessions.store.streams import (
     blocked_run_changes_after,
     blocked_run_starts,
+    event_position,
     events_page,
     every_stream,
     has_acted,
@@ -74,6 +75,7 @@ __all__ = [
     "board_rows_as_of",
     "claim_event",
     "closed_before",
+    "event_position",
     "events_page",
     "every_stream",
     "flow_folds",

@@ -241,6 +241,11 @@ def session_exists(session_id: str) -> bool:
     return Event.objects.filter(session=session_id, seq=1, type=vocabulary.START).exists()
 
 
+def event_position(stream: str, seq: int) -> int:
+    """The global position (feed order) of a stream's event at `seq`."""
+    return Event.objects.filter(session=stream, seq=seq).values_list("id", flat=True).get()
+
+
 def events_page(session_id: str, after: int, limit: int) -> list[EventRecord]:
     """Up to `limit` of a session's events with a seq above `after`, oldest first (seqs
     have no gaps, so this is a range of them)."""

@@ -1,0 +1,1 @@
+"""ct: Control Tower's command-line client (the standard library only)."""

@@ -1,0 +1,393 @@
+"""`ct hook claude-code`: Claude Code's hooks report its session to the tower by
+themselves (DESIGN.md, "The agent's side"), and hand a person's messages, or the news that
+someone else took the work over, to the agent before its next tool call.
+
+The hook's input and output are Claude Code's own, as `@anthropic-ai/claude-agent-sdk`'s
+published types define them (`BaseHookInput`: session_id, transcript_path, cwd,
+hook_event_name, and each event's fields; `SyncHookJSONOutput` with its
+`hookSpecificOutput`). A hook never breaks or stalls the agent: it answers within
+`BUDGET_SECONDS`, always exits 0, and spools what the tower could not take.
+
+Decisions DESIGN.md leaves open, taken here:
+- A Notification blocks the session (the agent waits for a person: a permission prompt,
+  an idle prompt); if the agent then runs a tool without a new prompt (the person
+  granted the permission), PostToolUse unblocks it ("resumed") instead of a heartbeat.
+- Stop and Notification do not block a session the hook already knows is blocked: one
+  open block per wait, not one per reminder.
+- Messages go to the agent by denying its next tool call with them as the reason (the
+  documented blocking output); the agent reads them and tries again. The hook remembers
+  the last message it handed over, so none is handed twice.
+- A session closed as lapsed (reclaimed) gets every further tool call denied, with who
+  took it over."""
+
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import TextIO
+
+from ct import files, spooling
+from ct.client import NotSignedIn, Refused, Tower, Unreachable
+from ct.lines import attempt_lines
+
+# Claude Code waits for a hook; ours answer well within 2 s, the interpreter's start
+# included, whatever the tower does.
+BUDGET_SECONDS = 1.5
+HEARTBEAT_EVERY_SECONDS = 60
+WAITING_FOR_PROMPT = "waiting for the next prompt"
+TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX = 200, 2000, 2000, 200
+# Notifications that are not a wait on a person.
+_NOT_WAITING = {"auth_success"}
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "SessionEnd",
+)
+
+
+class Hook:
+    """One hook call: Claude Code's input, the tower, and what this Claude Code session's
+    hooks remember (which tower session is its, when it last sent a heartbeat, the last
+    message handed over)."""
+
+    def __init__(self, payload: dict, tower: Tower, deadline: float) -> None:
+        self.payload, self.tower, self.deadline = payload, tower, deadline
+        self.spool = files.Spool()
+        claude_session = str(payload["session_id"])
+        self.record_path = files.state_home() / "claude-code" / f"{_safe_id(claude_session)}.json"
+        self.record = files.read_json(self.record_path)
+        self.claude_session = claude_session
+
+    @property
+    def session(self) -> str | None:
+        return self.record.get("session")
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def remember(self, **changes) -> None:
+        def change(known: dict) -> None:
+            known.update(changes)
+
+        self.record = files.update_json(self.record_path, change, self.deadline)
+
+    def known(self) -> dict:
+        """What `ct` last learnt of the session (seq, status)."""
+        return files.read_json(files.stream_state_path(self.session))
+
+    def append(self, body: dict) -> bool:
+        """Send an event to this session, through the spool."""
+        path = f"/sessions/{self.session}/events"
+        request = spooling.entry("POST", path, body, self.session)
+        return spooling.send(self.tower, request, self.spool, self.deadline)
+
+    def view(self) -> dict | None:
+        """The session's view, or None when the tower does not answer in time; a
+        tower that answers gets the spool first."""
+        try:
+            view = self.tower.request("GET", f"/sessions/{self.session}", timeout=self.left())
+        except (Unreachable, Refused):
+            return None
+        if self.spool.pending():
+            spooling.flush(self.tower, self.spool, self.deadline)
+        return view
+
+    def heartbeat(self) -> dict | None:
+        """A heartbeat, at most one a minute, never over messages not yet handed over:
+        it expects the seq last seen, and on a conflict hands over what came (where the
+        event can pass text) instead."""
+        now = time.time()
+        if now - self.record.get("last_heartbeat", 0) < HEARTBEAT_EVERY_SECONDS:
+            return None  # throttled: no request at all
+        self.remember(last_heartbeat=now)
+        seq = self.known().get("seq")
+        body = {"type": "session_progress"}
+        if seq is None or self.spool.pending():  # the seq is known once the spool has gone
+            body["expected_seq"] = spooling.EXPECT_LATEST
+            self.append(body)
+            return None
+        body["expected_seq"] = seq
+        try:
+            answer = self.tower.request(
+                "POST", f"/sessions/{self.session}/events", body=body, timeout=self.left()
+            )
+        except Unreachable:
+            body["expected_seq"] = spooling.EXPECT_LATEST
+            self.append(body)
+            return None
+        except Refused as refusal:
+            if refusal.code in ("stale_expected_seq", "transition_not_allowed"):
+                return self.hand_over()  # something came: a message, a reclaim
+            return None
+        spooling.learn(self.session, answer)
+        return None
+
+    def hand_over(self) -> dict | None:
+        """Give the agent what is waiting for it (a reclaim's fencing, messages not yet
+        handed over), then acknowledge the messages with the seq seen: a message that
+        lands meanwhile stays pending. None when there is nothing to say."""
+        view = self.view()
+        if view is None:
+            return None
+        files.remember_answer(self.session, view["seq"], view["status"], None)
+        if view["status"] == "closed":
+            if view.get("outcome") == "lapsed":
+                return self.say(fenced(view), deny=True)
+            return None
+        handed = self.record.get("handed_seq", 0)
+        fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
+        if not fresh:
+            return None
+        self.remember(handed_seq=max(m["seq"] for m in fresh), last_heartbeat=time.time())
+        ack = {"type": "session_progress", "expected_seq": view["seq"]}
+        ack["note"] = f"read {len(fresh)} message(s)"
+        try:
+            answer = self.tower.request(
+                "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()
+            )
+            spooling.learn(self.session, answer)
+        except (Unreachable, Refused):
+            pass  # a message landed meanwhile (or the tower went): it stays pending
+        return self.say(messages_text(fresh), deny=True)
+
+    def say(self, text: str, deny: bool = False) -> dict:
+        """The hook's output passing `text` to the agent, as this event can."""
+        event = self.payload["hook_event_name"]
+        if event == "PreToolUse" and deny:
+            specific = {"permissionDecision": "deny", "permissionDecisionReason": text}
+        else:
+            specific = {"additionalContext": text}
+        return {"hookSpecificOutput": {"hookEventName": event, **specific}}
+
+
+def fenced(view: dict) -> str:
+    return (
+        f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
+        f"someone else has taken this work over ({view.get('next_action') or 'reclaimed'}). "
+        "Do not change anything more for it; tell the person and end here."
+    )
+
+
+def messages_text(messages: list[dict]) -> str:
+    lines = [f"- from {m['actor']}: {m['note']}" for m in messages]
+    return (
+        "Control Tower: a person sent you a message before this tool call. Read it and "
+        "take it into account; then try the tool call again if it still fits.\n" + "\n".join(lines)
+    )
+
+
+# The hook events ---------------------------------------------------------------------
+
+
+def on_session_start(hook: Hook) -> dict | None:
+    if hook.session and not hook.record.get("closed"):
+        return None  # resumed, or compacted: its session goes on
+    claim = os.environ.get("CT_CLAIM")
+    generation = hook.record.get("generation", -1) + 1
+    if claim:
+        return claim_node(hook, claim, generation)
+    session = f"cc-{_safe_id(hook.claude_session)}"[:60] + (f"-{generation}" if generation else "")
+    body = {"id": session, "title": title_of(Path(hook.payload.get("cwd") or "."))}
+    if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
+        body.update(plan=os.environ["CT_PLAN"], node=os.environ["CT_NODE"])
+    hook.remember(session=session, generation=generation, closed=False, handed_seq=0)
+    hook.record["last_heartbeat"] = 0
+    request = spooling.entry("POST", "/sessions", body, session)
+    spooling.send(hook.tower, request, hook.spool, hook.deadline)
+    return None
+
+
+def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
+    """`CT_CLAIM`: claim the plan's next node and tell the agent what it got (the
+    claim needs its answer, so it is not spooled: with the tower away, no node)."""
+    key = f"cc-claim-{hook.claude_session}-{generation}"
+    try:
+        claimed = hook.tower.request(
+            "POST", f"/plans/{plan}/claim", body={}, key=key, timeout=hook.left()
+        )
+    except (Unreachable, Refused) as error:
+        log(f"claim on {plan}: {error}")
+        return None
+    spooling.learn(claimed["id"], claimed)
+    hook.remember(session=claimed["id"], generation=generation, closed=False, handed_seq=0)
+    text = "\n".join(
+        [
+            f"Control Tower: you work on node {claimed['node']} of plan {plan}: "
+            f"{claimed.get('title') or ''} (session {claimed['id']}).",
+            *attempt_lines(claimed.get("last_attempt")),
+        ]
+    )
+    return hook.say(text)
+
+
+def on_user_prompt(hook: Hook) -> dict | None:
+    if hook.known().get("status") == "blocked":
+        prompt = str(hook.payload.get("prompt") or "")
+        note = (prompt.strip().splitlines() or ["answered"])[0][:PROMPT_NOTE_MAX]
+        if os.environ.get("CT_SHARE_PROMPTS") == "0":
+            note = "answered"
+        hook.append({"type": "session_unblock", "note": note})
+        return None
+    return hook.heartbeat()
+
+
+def on_pre_tool_use(hook: Hook) -> dict | None:
+    if hook.record.get("fenced"):
+        return hook.say(hook.record["fenced"], deny=True)
+    said = hook.hand_over()
+    if said and said["hookSpecificOutput"]["permissionDecisionReason"].startswith("STOP."):
+        hook.remember(fenced=said["hookSpecificOutput"]["permissionDecisionReason"])
+    return said
+
+
+def on_post_tool_use(hook: Hook) -> dict | None:
+    if hook.known().get("status") == "blocked" and hook.record.get("blocked_by_hook"):
+        hook.remember(blocked_by_hook=False)
+        hook.append({"type": "session_unblock", "note": "resumed"})
+        return None
+    return hook.heartbeat()
+
+
+def on_notification(hook: Hook) -> dict | None:
+    if hook.payload.get("notification_type") in _NOT_WAITING:
+        return None
+    reason = str(hook.payload.get("message") or "waiting for a person")
+    return block(hook, reason)
+
+
+def on_stop(hook: Hook) -> dict | None:
+    return block(hook, WAITING_FOR_PROMPT)
+
+
+def block(hook: Hook, reason: str) -> None:
+    if hook.known().get("status") == "blocked":
+        return None
+    hook.remember(blocked_by_hook=True)
+    files.remember_answer(hook.session, hook.known().get("seq", 0), "blocked", None)
+    hook.append({"type": "session_block", "reason": reason[:REASON_MAX]})
+    return None
+
+
+def on_session_end(hook: Hook) -> dict | None:
+    reason = str(hook.payload.get("reason") or "other")
+    hook.remember(closed=True)
+    hook.append({"type": "session_close", "outcome": "done", "note": f"ended: {reason}"})
+    return None
+
+
+HANDLERS = {
+    "SessionStart": on_session_start,
+    "UserPromptSubmit": on_user_prompt,
+    "PreToolUse": on_pre_tool_use,
+    "PostToolUse": on_post_tool_use,
+    "Notification": on_notification,
+    "Stop": on_stop,
+    "SessionEnd": on_session_end,
+}
+
+
+def hook(stdin: TextIO, stdout: TextIO) -> int:
+    """Run one hook call; always 0, so that nothing here ever stops the agent."""
+    deadline = time.monotonic() + BUDGET_SECONDS
+    try:
+        payload = json.load(stdin)
+        handler = HANDLERS.get(payload.get("hook_event_name"))
+        if handler is None or not payload.get("session_id"):
+            return 0
+        run = Hook(payload, Tower.configured(), deadline)
+        if run.session is None and handler is not on_session_start:
+            return 0  # a session this hook never started: nothing to report
+        said = handler(run)
+        if said:
+            stdout.write(json.dumps(said))
+    except NotSignedIn as error:
+        log(str(error))
+    except Exception:  # a hook must never break the agent: note it and let it go on
+        log(traceback.format_exc())
+    return 0
+
+
+def log(text: str) -> None:
+    try:
+        path = files.private_folder(files.state_home()) / "hook.log"
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(descriptor, "a") as out:
+            out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {text.rstrip()}\n")
+    except OSError:
+        pass
+
+
+def title_of(folder: Path) -> str:
+    """The git branch checked out in `folder`, else the folder's name (read from the
+    files, not by running git: a hook starts fast)."""
+    for place in (folder, *folder.parents):
+        dot_git = place / ".git"
+        head = None
+        if dot_git.is_dir():
+            head = dot_git / "HEAD"
+        elif dot_git.is_file():
+            found = dot_git.read_text(errors="replace").strip()
+            if found.startswith("gitdir:"):
+                head = (place / found.removeprefix("gitdir:").strip()) / "HEAD"
+        if head is not None:
+            try:
+                ref = head.read_text(errors="replace").strip()
+            except OSError:
+                break
+            if ref.startswith("ref: refs/heads/"):
+                return ref.removeprefix("ref: refs/heads/")[:TITLE_MAX]
+            break
+    return (folder.resolve().name or "claude-code")[:TITLE_MAX]
+
+
+def _safe_id(text: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+    return cleaned.lstrip(".-") or "session"
+
+
+# The settings block ------------------------------------------------------------------
+
+
+def hook_command() -> str:
+    """The command Claude Code runs: this `ct`, by its full path when it can be found."""
+    found = shutil.which("ct") or (sys.argv[0] if Path(sys.argv[0]).name == "ct" else None)
+    return f"{Path(found).resolve()} hook claude-code" if found else "ct hook claude-code"
+
+
+def settings_block(command: str) -> dict:
+    entry = {"type": "command", "command": command, "timeout": 5}
+    tool_events = ("PreToolUse", "PostToolUse")
+    return {
+        "hooks": {
+            event: [
+                {"matcher": "*", "hooks": [entry]} if event in tool_events else {"hooks": [entry]}
+            ]
+            for event in EVENTS
+        }
+    }
+
+
+def install(block: dict, settings: str) -> Path:
+    """Merge `block` into the settings file, keeping what is there: a hook already
+    holding the same command is not added twice."""
+    path = Path(settings)
+    existing = files.read_json(path) if path.exists() else {}
+    if path.exists() and not existing and path.read_text().strip():
+        raise ValueError(f"{path} is not a JSON object; left as it was")
+    hooks = existing.setdefault("hooks", {})
+    for event, groups in block["hooks"].items():
+        present = hooks.setdefault(event, [])
+        commands = {h.get("command") for g in present for h in g.get("hooks", [])}
+        for group in groups:
+            if not {h["command"] for h in group["hooks"]} & commands:
+                present.append(group)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(existing, indent=2) + "\n")
+    return path

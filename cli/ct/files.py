@@ -1,0 +1,167 @@
+"""The files `ct` keeps, readable by their user only: the login (config folder) and the
+state (state folder): what it knows of each session, which session is whose, and the
+spool of events that could not be sent.
+
+Racing processes write them (Claude Code runs an event's hooks in parallel), so every
+change happens under an exclusive `flock` and lands whole: a JSON state is replaced by
+rename, a spool line is appended with one write."""
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class Busy(Exception):
+    """A lock was not free before the deadline."""
+
+
+def config_home() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config") / "control-tower"
+
+
+def state_home() -> Path:
+    return _xdg("XDG_STATE_HOME", ".local/state") / "control-tower"
+
+
+def _xdg(variable: str, fallback: str) -> Path:
+    given = os.environ.get(variable)
+    return Path(given) if given and os.path.isabs(given) else Path.home() / fallback
+
+
+def private_folder(path: Path) -> Path:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text` at once, readable by its user only."""
+    private_folder(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+@contextmanager
+def locked(path: Path, deadline: float | None = None, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (made if missing). Waits until `deadline`
+    (`time.monotonic()`), or not at all with `wait` off; `Busy` if it stays taken."""
+    private_folder(path.parent)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wait or (deadline is not None and time.monotonic() >= deadline):
+                    raise Busy(str(path)) from None
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+def read_json(path: Path) -> dict:
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def update_json(path: Path, change: Callable[[dict], dict | None], deadline: float | None = None):
+    """Apply `change` to the JSON object at `path` under its lock and save what it
+    leaves (the same dict, changed in place, or a new one); the saved object."""
+    with locked(path.with_name(path.name + ".lock"), deadline):
+        found = read_json(path)
+        changed = change(found)
+        kept = found if changed is None else changed
+        write_private(path, json.dumps(kept, sort_keys=True) + "\n")
+        return kept
+
+
+def stream_state_path(session: str) -> Path:
+    """What `ct` last learnt of a session: its seq, status and last event's position."""
+    return state_home() / "sessions" / f"{_safe(session)}.json"
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "_"
+
+
+def remember_answer(session: str, seq: int, status: str | None, position: int | None) -> None:
+    """Keep an append's answer: a later `ct wait` starts at its position, and a hook's
+    heartbeat expects its seq."""
+
+    def newer(known: dict) -> None:
+        if known.get("seq", 0) <= seq:
+            known.update(seq=seq, status=status)
+            if position is not None:
+                known["position"] = position
+
+    update_json(stream_state_path(session), newer)
+
+
+class Spool:
+    """Events that could not reach the tower, one JSON line each, in the order spooled.
+
+    Appending takes the spool's lock for one write. Sending takes a second lock, the
+    flush lock, for the whole flush, so two flushes never send one line twice; a line
+    leaves the file only after the tower has it (and a line sent again after a crash
+    carries its idempotency key, so the tower answers with what it appended)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or state_home()
+        self.path = self.folder / "spool.jsonl"
+        self.lock = self.folder / "spool.lock"
+        self.flush_lock = self.folder / "flush.lock"
+
+    def add(self, entry: dict, deadline: float | None = None) -> None:
+        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        with locked(self.lock, deadline):
+            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(descriptor, line)
+            finally:
+                os.close(descriptor)
+
+    def pending(self) -> bool:
+        try:
+            return self.path.stat().st_size > 0
+        except OSError:
+            return False
+
+    def entries(self) -> list[dict]:
+        with locked(self.lock):
+            return self._read()
+
+    def _read(self) -> list[dict]:
+        try:
+            lines = self.path.read_bytes().splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut by a crash mid-write carries nothing to send
+        return found
+
+    def first(self, deadline: float | None = None) -> dict | None:
+        with locked(self.lock, deadline):
+            found = self._read()
+        return found[0] if found else None
+
+    def drop_first(self, deadline: float | None = None) -> None:
+        """Remove the oldest line (the flush holder's, once sent)."""
+        with locked(self.lock, deadline):
+            rest = self._read()[1:]
+            text = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in rest)
+            write_private(self.path, text)

@@ -1,0 +1,393 @@
+"""ct — Control Tower from the command line.
+
+Each acting subcommand appends one event to a session through the tower's API; each
+reading one prints what the tower derives. One line for a person, or the API's JSON with
+--json. Exit status: 0 done, 1 refused (the API's code and sentence on stderr), 2 usage,
+3 not signed in or not allowed, 4 tower unreachable, 5 a wait that timed out."""
+
+import argparse
+import getpass
+import json
+import os
+import sys
+import time
+import uuid
+
+from ct import claude_code, files
+from ct.client import (
+    DONE,
+    NOT_ALLOWED,
+    REFUSED,
+    TIMED_OUT,
+    UNREACHABLE,
+    USAGE,
+    NotSignedIn,
+    Refused,
+    Tower,
+    Unreachable,
+    save_login,
+)
+from ct.lines import attempt_lines, event_line, session_line
+
+OUTCOMES = ("done", "failed", "abandoned")
+WAIT_UNTIL = ("unblocked", "closed", "changed")
+FEED_PAGE = 100
+# `ct wait` and `ct feed --follow` ask the feed this often: one small request each time.
+DEFAULT_INTERVAL = 2.0
+
+
+class Failed(Exception):
+    """A command that cannot go on: what to print and the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# Output -----------------------------------------------------------------------------
+
+
+def say(args: argparse.Namespace, answer: dict, line: str) -> None:
+    print(json.dumps(answer, indent=2) if args.json else line)
+
+
+# Commands ---------------------------------------------------------------------------
+
+
+def session_of(args: argparse.Namespace) -> str:
+    session = getattr(args, "session", None) or os.environ.get("CT_SESSION")
+    if not session:
+        raise Failed("which session? give --session ID or set CT_SESSION", USAGE)
+    return session
+
+
+def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> dict:
+    """Append to `session` under the command's idempotency key (made if not given)."""
+    if args.expected_seq is not None:
+        body["expected_seq"] = args.expected_seq
+    key = args.idempotency_key or uuid.uuid4().hex
+    answer = tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
+    view = answer["session"]
+    files.remember_answer(session, view["seq"], view["status"], answer.get("position"))
+    return answer
+
+
+def acting(event_type: str, field: str | None = None, verb: str = ""):
+    def run(args: argparse.Namespace, tower: Tower) -> None:
+        body: dict = {"type": event_type}
+        text = getattr(args, "text", None)
+        if field and text:
+            body[field] = text
+        if getattr(args, "outcome", None):
+            body["outcome"] = args.outcome
+        answer = append(args, tower, session_of(args), body)
+        say(args, answer, f"{verb} {session_line(answer['session'])}")
+
+    return run
+
+
+def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
+    if bool(args.plan) != bool(args.node):
+        raise Failed("--plan and --node go together", USAGE)
+    body = {"title": args.title, "id": args.id, "note": args.note, "plan": args.plan}
+    body["node"] = args.node
+    body = {name: value for name, value in body.items() if value is not None}
+    key = args.idempotency_key or uuid.uuid4().hex
+    view = tower.request("POST", "/sessions", body=body, key=key)
+    files.remember_answer(view["id"], view["seq"], view["status"], None)
+    say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
+
+
+def cmd_message(args: argparse.Namespace, tower: Tower) -> None:
+    answer = append(args, tower, args.target, {"type": "session_message", "note": args.note})
+    say(args, answer, f"sent to {session_line(answer['session'])}")
+
+
+def cmd_show(args: argparse.Namespace, tower: Tower) -> None:
+    view = tower.request("GET", f"/sessions/{args.target or session_of(args)}")
+    lines = [session_line(view)]
+    lines += [f"  blocked: {b['reason']}" for b in view.get("blockers", [])]
+    if view.get("progress"):
+        lines.append(f"  progress: {view['progress']['note']}")
+    lines += [f"  message from {m['actor']}: {m['note']}" for m in view.get("messages", [])]
+    say(args, view, "\n".join(lines))
+
+
+def cmd_ls(args: argparse.Namespace, tower: Tower) -> None:
+    owner = args.owner
+    if args.mine:
+        owner = tower.request("GET", "/me")["username"]
+    query = {"status": args.status, "owner": owner, "page_size": args.limit}
+    found = tower.request("GET", "/sessions", query=query)
+    lines = [session_line(view) for view in found["items"]] or ["no sessions"]
+    say(args, found, "\n".join(lines))
+
+
+def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
+    plan = tower.request("GET", f"/plans/{args.plan}")
+    done, total = plan["progress"]["done"], plan["progress"]["total"]
+    lines = [f"{plan['id']} · {plan['status']} · {plan.get('title') or ''} · {done}/{total} done"]
+    for node in plan["nodes"]:
+        held = f" ({node['session']})" if node.get("session") else ""
+        lines.append(f"  {node['state']:<9} {node['key']}{held}  {node['title']}")
+    if plan["ready"]:
+        lines.append("ready: " + ", ".join(plan["ready"]))
+    say(args, plan, "\n".join(lines))
+
+
+def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
+    key = args.idempotency_key or uuid.uuid4().hex
+    claimed = tower.request("POST", f"/plans/{args.plan}/claim", body={}, key=key)
+    files.remember_answer(claimed["id"], claimed["seq"], claimed["status"], None)
+    lines = [
+        f"claimed {claimed['node']} of {claimed['plan']}: {claimed.get('title') or ''}",
+        f"session {claimed['id']}",
+        *attempt_lines(claimed.get("last_attempt")),
+        f"export CT_SESSION={claimed['id']}",
+    ]
+    say(args, claimed, "\n".join(lines))
+
+
+def feed_page(tower: Tower, after: int, stream: str | None = None, limit: int = FEED_PAGE):
+    query = {"after": after, "limit": limit, "stream": stream}
+    return tower.request("GET", "/feed", query=query)
+
+
+def cmd_feed(args: argparse.Namespace, tower: Tower) -> None:
+    after = args.after
+    while True:
+        page = feed_page(tower, after, args.stream)
+        for item in page["items"]:
+            print(json.dumps(item) if args.json else event_line(item), flush=True)
+        after = page["next_after"]
+        if not args.follow:
+            if not args.json:
+                print(f"next: ct feed --after {after}")
+            return
+        if not page["items"]:
+            time.sleep(args.interval)
+
+
+def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
+    """Follow the feed narrowed to the session from the position of the last event this
+    machine's `ct` appended to it (a block, typically), so that an answer that landed
+    between the block and the wait is not missed; knowing none, from now on. A wait the
+    view shows is already over, with nothing on the feed to say more, ends at once."""
+    session = args.target or session_of(args)
+    after = args.after
+    if after is None:
+        after = files.read_json(files.stream_state_path(session)).get("position")
+    if after is None:  # now, taken before the view: nothing falls between the two
+        after = feed_page(tower, 0, session, limit=0)["next_after"]
+    view = tower.request("GET", f"/sessions/{session}")
+    over = _over(args.until, view)
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    while True:
+        page = feed_page(tower, after, session)
+        for item in page["items"]:
+            note = _reached(args.until, item)
+            if note is not False:
+                view = tower.request("GET", f"/sessions/{session}")
+                say(args, view, _waited_line(args.until, view, note))
+                return
+        after = page["next_after"]
+        if page["items"]:
+            continue
+        if over:
+            say(args, view, _waited_line(args.until, view, view.get("next_action")))
+            return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise Failed(f"{session}: not {args.until} after {args.timeout:g} s", TIMED_OUT)
+        pause = args.interval
+        if deadline is not None:
+            pause = max(0.0, min(pause, deadline - time.monotonic()))
+        time.sleep(pause)
+
+
+def _over(until: str, view: dict) -> bool:
+    if until == "unblocked":
+        if view["status"] == "closed":
+            raise Failed(f"{view['id']} was closed, never to be unblocked", REFUSED)
+        return view["status"] != "blocked"
+    return until == "closed" and view["status"] == "closed"
+
+
+def _reached(until: str, item: dict):
+    """The event's note when it is what the wait waits for (None: no note); False if not."""
+    if until == "changed":
+        return item.get("note") or item.get("reason")
+    if until == "unblocked" and item["type"] == "session_unblock":
+        return item.get("note")
+    if item["type"] == "session_close":
+        if until == "unblocked":
+            raise Failed(f"{item['session']} was closed before it was unblocked", REFUSED)
+        return item.get("note")
+    return False
+
+
+def _waited_line(until: str, view: dict, note: str | None) -> str:
+    said = f"\n{note}" if note else ""
+    return f"{until}: {session_line(view)}{said}"
+
+
+def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
+    token = args.token or os.environ.get("CT_TOKEN")
+    if not token:
+        token = getpass.getpass("API token (from the tower's Tokens page): ").strip()
+    tower = Tower(args.url, token)
+    who = tower.request("GET", "/me")
+    path = save_login(args.url, token)
+    say(args, who, f"signed in to {tower.url} as {who['username']} (saved in {path})")
+
+
+def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
+    sys.exit(claude_code.hook(sys.stdin, sys.stdout))
+
+
+def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
+    block = claude_code.settings_block(claude_code.hook_command())
+    if not args.install:
+        print(json.dumps(block, indent=2))
+        return
+    path = claude_code.install(block, args.settings)
+    print(f"Control Tower's hooks are in {path}")
+
+
+# The parser -------------------------------------------------------------------------
+
+# The subcommands that need no tower to be configured before they run.
+_OFFLINE = {cmd_login, cmd_hook, cmd_hooks}
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    common.add_argument(
+        "--session", metavar="ID", help="the session to act on (default: $CT_SESSION)"
+    )
+    acts = argparse.ArgumentParser(add_help=False, parents=[common])
+    acts.add_argument(
+        "--expected-seq",
+        type=int,
+        metavar="N",
+        help="refuse (conflict) unless the session's last event is still number N",
+    )
+    acts.add_argument(
+        "--idempotency-key",
+        metavar="K",
+        help="a retry with the same key appends nothing and gets the first answer",
+    )
+    top = argparse.ArgumentParser(
+        prog="ct",
+        description=__doc__.split("\n\n")[0],
+        epilog=(
+            "The tower: $CT_URL (its root, e.g. http://127.0.0.1:8000) and $CT_TOKEN, or "
+            "what `ct login` saved. The session: --session, else $CT_SESSION. Exit status: "
+            "0 done, 1 refused, 2 usage, 3 not signed in or not allowed, 4 tower "
+            "unreachable, 5 a wait that timed out."
+        ),
+    )
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, run, summary: str, parents=(acts,)) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=summary, description=summary, parents=list(parents))
+        sub.set_defaults(run=run)
+        return sub
+
+    start = command("start", cmd_start, "Start a session (and print its id).")
+    start.add_argument("title", nargs="?", help="what the session is about")
+    start.add_argument("--id", help="the session's id (default: one the tower makes)")
+    start.add_argument("--note", help="the first next action")
+    start.add_argument("--plan", help="work on a node of this plan (with --node)")
+    start.add_argument("--node", help="the node's key (with --plan)")
+    block = command(
+        "block", acting("session_block", "reason", "blocked"), "Block: wait on a person."
+    )
+    block.add_argument("text", metavar="REASON", help="what you need, as a person will read it")
+    for name, event_type, summary in (
+        ("unblock", "session_unblock", "Unblock, with what unblocked it."),
+        ("review", "session_review", "Hand the work over for review."),
+        ("progress", "session_progress", "Heartbeat: still at it, with an optional note."),
+    ):
+        sub = command(name, acting(event_type, "note", f"{name}:"), summary)
+        sub.add_argument("text", metavar="NOTE", nargs="?", help="a note (optional)")
+    close = command("close", acting("session_close", "note", "closed"), "Close the session.")
+    close.add_argument("text", metavar="NOTE", nargs="?", help="the last word (optional)")
+    close.add_argument("--outcome", choices=OUTCOMES, help="how it ended (default: done)")
+    message = command("message", cmd_message, "Write to whoever works a session.")
+    message.add_argument("target", metavar="SESSION")
+    message.add_argument("note", metavar="NOTE")
+    show = command("show", cmd_show, "A session's view.", parents=(common,))
+    show.add_argument("target", metavar="SESSION", nargs="?")
+    ls = command("ls", cmd_ls, "List sessions, newest activity first.", parents=(common,))
+    ls.add_argument("--status", choices=("active", "blocked", "in_review", "closed"))
+    ls.add_argument("--owner", help="only this user's sessions")
+    ls.add_argument("--mine", action="store_true", help="only the sessions of this token's user")
+    ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    plan = command("plan", cmd_plan, "A plan's nodes and their states.", parents=(common,))
+    plan.add_argument("plan", metavar="PLAN")
+    claim = command("claim", cmd_claim, "Claim a plan's next node, with its handoff.")
+    claim.add_argument("plan", metavar="PLAN")
+    feed = command("feed", cmd_feed, "Every event in order, after a position.", parents=(common,))
+    feed.add_argument("--after", type=int, default=0, metavar="P", help="start after position P")
+    feed.add_argument("--stream", metavar="ID", help="only this session's or plan's events")
+    feed.add_argument("--follow", action="store_true", help="keep following (Ctrl-C stops)")
+    feed.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help=argparse.SUPPRESS)
+    wait = command(
+        "wait", cmd_wait, "Wait until a session is unblocked, closed or changed.", parents=(common,)
+    )
+    wait.add_argument("target", metavar="SESSION", nargs="?")
+    wait.add_argument("--until", choices=WAIT_UNTIL, required=True)
+    wait.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after (exit 5)")
+    wait.add_argument("--after", type=int, metavar="P", help="follow from position P")
+    wait.add_argument(
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help=f"between feed requests (default {DEFAULT_INTERVAL:g})",
+    )
+    login = command("login", cmd_login, "Save the tower's URL and a token.", parents=(common,))
+    login.add_argument("url", metavar="URL", help="the tower's root, e.g. http://127.0.0.1:8000")
+    login.add_argument("token", metavar="TOKEN", nargs="?", help="asked for when left out")
+    hook = command(
+        "hook", cmd_hook, "Run as a coding agent's hook (reads its JSON on stdin).", parents=()
+    )
+    hook.add_argument("agent", choices=("claude-code",))
+    hooks = command(
+        "hooks", cmd_hooks, "Print (or --install) the agent's hook settings.", parents=()
+    )
+    hooks.add_argument("agent", choices=("claude-code",))
+    hooks.add_argument("--install", action="store_true", help="merge them into the settings file")
+    hooks.add_argument(
+        "--settings",
+        default=".claude/settings.json",
+        help="the settings file --install merges into (default: .claude/settings.json)",
+    )
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        tower = None if args.run in _OFFLINE else Tower.configured()
+        args.run(args, tower)
+    except Refused as refusal:
+        print(f"ct: {refusal.code}: {refusal.detail}", file=sys.stderr)
+        return refusal.exit_status
+    except Unreachable as error:
+        print(f"ct: {error}", file=sys.stderr)
+        return UNREACHABLE
+    except NotSignedIn as error:
+        print(f"ct: {error}", file=sys.stderr)
+        return NOT_ALLOWED
+    except Failed as failure:
+        print(f"ct: {failure}", file=sys.stderr)
+        return failure.status
+    except KeyboardInterrupt:
+        return 130
+    return DONE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

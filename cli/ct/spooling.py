@@ -1,0 +1,99 @@
+"""Sending through the spool: an event that cannot reach the tower waits in the spool,
+and the next call that reaches the tower sends every waiting event first, oldest first,
+each under its own idempotency key: nothing lost, nothing doubled."""
+
+import time
+import uuid
+
+from ct import files
+from ct.client import Refused, Tower, Unreachable
+
+# A spooled heartbeat expects the session's seq as known when it is sent, not when it
+# was spooled: the events spooled before it move the seq on.
+EXPECT_LATEST = "latest"
+
+
+def entry(method: str, path: str, body: dict, session: str | None = None) -> dict:
+    """A request to spool, with its idempotency key made now."""
+    return {
+        "method": method,
+        "path": path,
+        "body": body,
+        "key": uuid.uuid4().hex,
+        "session": session,
+    }
+
+
+def send(tower: Tower, request: dict, spool: files.Spool, deadline: float) -> bool:
+    """Spool `request` and flush: True when the spool was emptied (the request sent)."""
+    spool.add(request, deadline)
+    return flush(tower, spool, deadline)
+
+
+def flush(tower: Tower, spool: files.Spool, deadline: float) -> bool:
+    """Send what the spool holds, unless another process is already at it (it looks
+    again after letting go, so a line spooled meanwhile is not left behind). True when
+    the spool is empty."""
+    while spool.pending():
+        if time.monotonic() >= deadline:
+            return False
+        try:
+            with files.locked(spool.flush_lock, wait=False):
+                if not _send_all(tower, spool, deadline):
+                    return False
+        except files.Busy:
+            return False
+    return True
+
+
+def _send_all(tower: Tower, spool: files.Spool, deadline: float) -> bool:
+    """Send the spool's lines in order while the tower answers; False when it stops
+    answering (the rest stays) or the time is up."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        waiting = spool.first()
+        if waiting is None:
+            return True
+        try:
+            answer = tower.request(
+                waiting["method"],
+                waiting["path"],
+                body=_body(waiting),
+                key=waiting["key"],
+                timeout=left,
+            )
+        except Unreachable:
+            return False
+        except Refused as refusal:
+            if refusal.exit_status != 1:
+                return False  # not signed in or not allowed: keep it until that is fixed
+            _set_aside(waiting, refusal)  # it can never be taken (e.g. a closed session)
+        else:
+            learn(waiting.get("session"), answer)
+        spool.drop_first()
+
+
+def _body(waiting: dict) -> dict:
+    body = dict(waiting["body"])
+    if body.get("expected_seq") == EXPECT_LATEST:
+        known = files.read_json(files.stream_state_path(waiting["session"]))
+        body["expected_seq"] = known.get("seq")
+        if body["expected_seq"] is None:
+            del body["expected_seq"]
+    return body
+
+
+def learn(session: str | None, answer: dict) -> None:
+    """Keep what an append's answer says of its session (`files.remember_answer`)."""
+    view = answer.get("session", answer)
+    if session is None or not isinstance(view, dict) or "seq" not in view:
+        return
+    files.remember_answer(session, view["seq"], view.get("status"), answer.get("position"))
+
+
+def _set_aside(waiting: dict, refusal: Refused) -> None:
+    """A refused line is kept aside in `refused/spool.jsonl`, so no word vanishes unseen."""
+    refused = {**waiting, "refused": {"code": refusal.code, "detail": refusal.detail}}
+    files.Spool(files.state_home() / "refused").add(refused)

@@ -1,0 +1,80 @@
+"""Running the `ct` the venv installed (cli/, `pip install ./cli`) as its own process,
+against a live server over real HTTP, with a home of its own for its files."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CT = str(Path(sys.executable).parent / "ct")
+
+
+def ct_env(home: Path, url: str | None, token: str | None, **extra: str) -> dict:
+    """The environment of a `ct` process: its own HOME and XDG folders, the tower."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CT_", "XDG_", "DJANGO_", "DATABASE_"))
+    }
+    env.update(
+        HOME=str(home),
+        XDG_STATE_HOME=str(home / "state"),
+        XDG_CONFIG_HOME=str(home / "config"),
+    )
+    if url:
+        env["CT_URL"] = url
+    if token:
+        env["CT_TOKEN"] = token
+    env.update(extra)
+    return env
+
+
+def run_ct(env: dict, *args: str, stdin: str | None = None, timeout: float = 60):
+    return subprocess.run(
+        [CT, *args], env=env, input=stdin, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_hook(env: dict, payload: dict, timeout: float = 30):
+    """`ct hook claude-code` with `payload` on stdin, as Claude Code runs it."""
+    return run_ct(env, "hook", "claude-code", stdin=json.dumps(payload), timeout=timeout)
+
+
+def hook_payload(event: str, session_id: str, cwd: Path, **fields) -> dict:
+    """A hook input as `@anthropic-ai/claude-agent-sdk`'s types define it: `BaseHookInput`
+    (session_id, transcript_path, cwd, permission_mode) and the event's own fields."""
+    base = {
+        "session_id": session_id,
+        "transcript_path": str(cwd / f"{session_id}.jsonl"),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    return {**base, **EVENT_FIELDS.get(event, {}), **fields}
+
+
+# Each event's own fields, with values of the types the SDK declares.
+EVENT_FIELDS = {
+    "SessionStart": {"source": "startup", "model": "claude-sonnet-4-5"},
+    "UserPromptSubmit": {"prompt": "go on", "source": "user"},
+    "PreToolUse": {
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_use_id": "toolu_01",
+    },
+    "PostToolUse": {
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": "README.md", "stderr": "", "interrupted": False},
+        "tool_use_id": "toolu_01",
+        "duration_ms": 12,
+    },
+    "Notification": {
+        "message": "Claude needs your permission to use Bash",
+        "title": "Permission needed",
+        "notification_type": "permission_prompt",
+    },
+    "Stop": {"stop_hook_active": False, "last_assistant_message": "Done."},
+    "SessionEnd": {"reason": "prompt_input_exit"},
+}
