@@ -39,6 +39,7 @@ BUDGET_SECONDS = 1.5
 HEARTBEAT_EVERY_SECONDS = 60
 WAITING_FOR_PROMPT = "waiting for the next prompt"
 TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX = 200, 2000, 2000, 200
+STATUS_AFTER = {"session_block": "blocked", "session_unblock": "active", "session_close": "closed"}
 # Notifications that are not a wait on a person.
 _NOT_WAITING = {"auth_success"}
 EVENTS = (
@@ -83,7 +84,10 @@ class Hook:
         return files.read_json(files.stream_state_path(self.session))
 
     def append(self, body: dict) -> bool:
-        """Send an event to this session, through the spool."""
+        """Send an event to this session, through the spool (its status as the event
+        leaves it is known at once, so that the hooks after it act on it)."""
+        if body["type"] in STATUS_AFTER:
+            files.expect_status(self.session, STATUS_AFTER[body["type"]])
         path = f"/sessions/{self.session}/events"
         request = spooling.entry("POST", path, body, self.session)
         return spooling.send(self.tower, request, self.spool, self.deadline)
@@ -270,7 +274,6 @@ def block(hook: Hook, reason: str) -> None:
     if hook.known().get("status") == "blocked":
         return None
     hook.remember(blocked_by_hook=True)
-    files.remember_answer(hook.session, hook.known().get("seq", 0), "blocked", None)
     hook.append({"type": "session_block", "reason": reason[:REASON_MAX]})
     return None
 

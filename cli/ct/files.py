@@ -108,6 +108,15 @@ def remember_answer(session: str, seq: int, status: str | None, position: int | 
     update_json(stream_state_path(session), newer)
 
 
+def expect_status(session: str, status: str) -> None:
+    """The status an event just sent or spooled leads to, until its answer comes."""
+
+    def expected(known: dict) -> None:
+        known["status"] = status
+
+    update_json(stream_state_path(session), expected)
+
+
 class Spool:
     """Events that could not reach the tower, one JSON line each, in the order spooled.
 
