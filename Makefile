@@ -7,7 +7,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/controltower
 # `make run` is local use: debug on, so no secret key is needed.
 RUN_ENV := DEBUG=1
 
-.PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo token
+.PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo token agents
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -51,13 +51,37 @@ test-postgres: $(VENV)/.dev-installed
 test-browser: $(VENV)/.dev-installed
 	DJANGO_ALLOW_ASYNC_UNSAFE=true $(PYTEST) tests/browser
 
-test: lint test-sqlite test-postgres test-browser
+# The agent tests' own parts: the real Claude Code, pinned in tests/agents (npm ci), and the
+# hook types @anthropic-ai/claude-agent-sdk publishes (its sdk.d.ts, from `npm pack`: the
+# installed SDK would bring a second 400 MB binary). Off CI, no npm means those tests skip.
+AGENTS := tests/agents
+AGENT_SDK := @anthropic-ai/claude-agent-sdk@0.3.333
+
+$(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock.json
+	cd $(AGENTS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(AGENTS)/sdk.d.ts:
+	cd $(AGENTS) && tarball=$$(npm pack $(AGENT_SDK) --silent) && \
+		tar -xzf "$$tarball" package/sdk.d.ts -O > sdk.d.ts.part && rm "$$tarball" && \
+		mv sdk.d.ts.part sdk.d.ts
+
+agents:
+	@if command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(AGENTS)/node_modules/.installed $(AGENTS)/sdk.d.ts; \
+	elif [ "$$CI" = "true" ]; then \
+		echo "npm is missing, and CI=true requires the agent tests (Claude Code)."; exit 1; \
+	else \
+		echo "SKIPPED: the agent tests' parts (no npm): they will skip."; \
+	fi
+
+test: lint agents test-sqlite test-postgres test-browser
 
 bench: $(VENV)/.dev-installed
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) staticfiles .test-db.sqlite3*
+	rm -rf $(VENV) staticfiles .test-db.sqlite3* $(AGENTS)/node_modules $(AGENTS)/sdk.d.ts
 
 # Load the demo logs (a dozen sessions in every state, a lapsed node, a reclaimed one and a
 # message waiting) into the local database, moved so that they end just now.
