@@ -4,6 +4,7 @@ its lines for a person and its JSON."""
 
 import json
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -16,7 +17,7 @@ from django.utils import timezone
 from sessions.domain.vocabulary import PLAN_CREATE, START
 from sessions.rules.append import append_event
 from tests.conftest import free_port, http_request
-from tests.ct_tools import ct_env, run_ct
+from tests.ct_tools import CT, ct_env, run_ct
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -350,3 +351,31 @@ def test_waiting_for_an_unblock_of_a_closed_session_is_refused(env):
     done = ct(env, "wait", "--until", "unblocked", "--timeout", "5")
     assert done.returncode == 1
     assert "closed" in done.stderr
+
+
+def test_feed_follow_prints_what_comes_as_it_comes(env, live_server, token):
+    env = started(env)
+    follower = subprocess.Popen(
+        [CT, "feed", "--stream", "s1", "--follow", "--interval", "0.1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "session_start" in follower.stdout.readline()
+        ct(env, "block", "keys")
+        assert "session_block" in follower.stdout.readline()
+    finally:
+        follower.kill()
+        follower.wait()
+
+
+def test_the_readmes_line_installs_ct_in_a_fresh_venv(tmp_path):
+    root = CLI.parent.parent
+    line = "pip install ./cli"
+    assert line in (root / "README.md").read_text()
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
+    pip = tmp_path / "venv" / "bin" / "pip"
+    subprocess.run([str(pip), *line.split()[1:], "-q"], cwd=root, check=True, timeout=300)
+    helped = subprocess.run([str(tmp_path / "venv" / "bin" / "ct"), "--help"], capture_output=True)
+    assert helped.returncode == 0
