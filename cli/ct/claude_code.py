@@ -20,6 +20,7 @@ Decisions DESIGN.md leaves open, taken here:
 - A session closed as lapsed (reclaimed) gets every further tool call denied, with who
   took it over."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -79,6 +80,17 @@ class Hook:
 
         self.record = files.update_json(self.record_path, change, self.deadline)
 
+    def begin(self, session: str, generation: int) -> None:
+        """This Claude Code session is now `session`'s (its `generation`-th)."""
+        self.remember(
+            session=session,
+            generation=generation,
+            closed=False,
+            fenced=None,
+            handed_seq=0,
+            last_heartbeat=0,
+        )
+
     def known(self) -> dict:
         """What `ct` last learnt of the session (seq, status)."""
         return files.read_json(files.stream_state_path(self.session))
@@ -103,14 +115,27 @@ class Hook:
             spooling.flush(self.tower, self.spool, self.deadline)
         return view
 
+    def heartbeat_due(self) -> bool:
+        """Whether this call sends the minute's heartbeat: a look without the lock first
+        (the throttled path), then a check-and-set under it, so that of racing hooks
+        (parallel tool calls) one sends."""
+        now = time.time()
+        if now - self.record.get("last_heartbeat", 0) < HEARTBEAT_EVERY_SECONDS:
+            return False
+
+        def take(known: dict) -> None:
+            if now - known.get("last_heartbeat", 0) >= HEARTBEAT_EVERY_SECONDS:
+                known["last_heartbeat"] = now
+
+        self.record = files.update_json(self.record_path, take, self.deadline)
+        return self.record.get("last_heartbeat") == now
+
     def heartbeat(self) -> dict | None:
         """A heartbeat, at most one a minute, never over messages not yet handed over:
         it expects the seq last seen, and on a conflict hands over what came (where the
         event can pass text) instead."""
-        now = time.time()
-        if now - self.record.get("last_heartbeat", 0) < HEARTBEAT_EVERY_SECONDS:
+        if not self.heartbeat_due():
             return None  # throttled: no request at all
-        self.remember(last_heartbeat=now)
         seq = self.known().get("seq")
         body = {"type": "session_progress"}
         if seq is None or self.spool.pending():  # the seq is known once the spool has gone
@@ -142,9 +167,10 @@ class Hook:
             return None
         files.remember_answer(self.session, view["seq"], view["status"], None)
         if view["status"] == "closed":
-            if view.get("outcome") == "lapsed":
-                return self.say(fenced(view), deny=True)
-            return None
+            if view.get("outcome") != "lapsed":
+                return None
+            self.remember(fenced=fenced(view))
+            return self.say(self.record["fenced"], deny=True)
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
         if not fresh:
@@ -201,8 +227,7 @@ def on_session_start(hook: Hook) -> dict | None:
     body = {"id": session, "title": title_of(Path(hook.payload.get("cwd") or "."))}
     if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
         body.update(plan=os.environ["CT_PLAN"], node=os.environ["CT_NODE"])
-    hook.remember(session=session, generation=generation, closed=False, handed_seq=0)
-    hook.record["last_heartbeat"] = 0
+    hook.begin(session, generation)
     request = spooling.entry("POST", "/sessions", body, session)
     spooling.send(hook.tower, request, hook.spool, hook.deadline)
     return None
@@ -220,7 +245,7 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
         log(f"claim on {plan}: {error}")
         return None
     spooling.learn(claimed["id"], claimed)
-    hook.remember(session=claimed["id"], generation=generation, closed=False, handed_seq=0)
+    hook.begin(claimed["id"], generation)
     text = "\n".join(
         [
             f"Control Tower: you work on node {claimed['node']} of plan {plan}: "
@@ -243,12 +268,9 @@ def on_user_prompt(hook: Hook) -> dict | None:
 
 
 def on_pre_tool_use(hook: Hook) -> dict | None:
-    if hook.record.get("fenced"):
+    if hook.record.get("fenced"):  # reclaimed: every tool call from now on is told so
         return hook.say(hook.record["fenced"], deny=True)
-    said = hook.hand_over()
-    if said and said["hookSpecificOutput"]["permissionDecisionReason"].startswith("STOP."):
-        hook.remember(fenced=said["hookSpecificOutput"]["permissionDecisionReason"])
-    return said
+    return hook.hand_over()
 
 
 def on_post_tool_use(hook: Hook) -> dict | None:
@@ -318,13 +340,11 @@ def hook(stdin: TextIO, stdout: TextIO) -> int:
 
 
 def log(text: str) -> None:
-    try:
+    with contextlib.suppress(OSError):  # a log that cannot be written must not stop the agent
         path = files.private_folder(files.state_home()) / "hook.log"
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(descriptor, "a") as out:
             out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {text.rstrip()}\n")
-    except OSError:
-        pass
 
 
 def title_of(folder: Path) -> str:
