@@ -79,6 +79,9 @@ def ct_env(home: Path, url: str, token: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CT_", "XDG_", "DJANGO"))}
     env.update(HOME=str(home), XDG_STATE_HOME=str(home / "state"), CT_URL=url, CT_TOKEN=token)
     env.pop("DATABASE_URL", None)
+    # As on an agent's machine: Python keeps the compiled modules (this VM's environment
+    # turns that off, which would make every run compile `ct` again).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

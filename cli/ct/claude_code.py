@@ -21,14 +21,12 @@ Decisions DESIGN.md leaves open, taken here:
   took it over."""
 
 import contextlib
+import io
 import json
 import os
-import shutil
 import sys
 import time
-import traceback
 from pathlib import Path
-from typing import TextIO
 
 from ct import files, spooling
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
@@ -318,7 +316,7 @@ HANDLERS = {
 }
 
 
-def hook(stdin: TextIO, stdout: TextIO) -> int:
+def hook(stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
     """Run one hook call; always 0, so that nothing here ever stops the agent."""
     deadline = time.monotonic() + BUDGET_SECONDS
     try:
@@ -335,6 +333,8 @@ def hook(stdin: TextIO, stdout: TextIO) -> int:
     except NotSignedIn as error:
         log(str(error))
     except Exception:  # a hook must never break the agent: note it and let it go on
+        import traceback
+
         log(traceback.format_exc())
     return 0
 
@@ -380,6 +380,8 @@ def _safe_id(text: str) -> str:
 
 def hook_command() -> str:
     """The command Claude Code runs: this `ct`, by its full path when it can be found."""
+    import shutil
+
     found = shutil.which("ct") or (sys.argv[0] if Path(sys.argv[0]).name == "ct" else None)
     return f"{Path(found).resolve()} hook claude-code" if found else "ct hook claude-code"
 

@@ -4,9 +4,6 @@ one of two errors a person can read."""
 
 import json
 import os
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from ct import files
@@ -17,6 +14,11 @@ DONE, REFUSED, USAGE, NOT_ALLOWED, UNREACHABLE, TIMED_OUT = 0, 1, 2, 3, 4, 5
 # The tower's answers that mean "try again later": its database is away (503), or a proxy
 # in front of it could not reach it.
 _UNAVAILABLE = {502, 503, 504}
+
+
+def new_key() -> str:
+    """A fresh idempotency key (random, as `uuid4().hex` would be, without importing uuid)."""
+    return os.urandom(16).hex()
 
 
 class Refused(Exception):
@@ -87,6 +89,12 @@ class Tower:
         timeout: float = 10.0,
     ) -> dict:
         """The JSON answer to one request under /api; `Refused` or `Unreachable`."""
+        # Imported here, not above: they are a third of a hook's start, and a throttled
+        # heartbeat makes no request at all.
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
         url = f"{self.url}/api{path}"
         given = {name: value for name, value in (query or {}).items() if value is not None}
         if given:
@@ -113,7 +121,8 @@ class Tower:
             raise Unreachable(self.url, "the answer was not JSON") from None
 
 
-def _refusal(error: urllib.error.HTTPError) -> Refused:
+def _refusal(error) -> Refused:
+    """The tower's error answer (a `urllib.error.HTTPError`) as a `Refused`."""
     try:
         found = json.loads(error.read())
         return Refused(error.code, str(found["error"]), str(found["detail"]))

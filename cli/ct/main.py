@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import time
-import uuid
 
 from ct import claude_code, files
 from ct.client import (
@@ -25,6 +24,7 @@ from ct.client import (
     Refused,
     Tower,
     Unreachable,
+    new_key,
     save_login,
 )
 from ct.lines import attempt_lines, event_line, session_line
@@ -65,7 +65,7 @@ def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> 
     """Append to `session` under the command's idempotency key (made if not given)."""
     if args.expected_seq is not None:
         body["expected_seq"] = args.expected_seq
-    key = args.idempotency_key or uuid.uuid4().hex
+    key = args.idempotency_key or new_key()
     answer = tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
     view = answer["session"]
     files.remember_answer(session, view["seq"], view["status"], answer.get("position"))
@@ -92,7 +92,7 @@ def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     body = {"title": args.title, "id": args.id, "note": args.note, "plan": args.plan}
     body["node"] = args.node
     body = {name: value for name, value in body.items() if value is not None}
-    key = args.idempotency_key or uuid.uuid4().hex
+    key = args.idempotency_key or new_key()
     view = tower.request("POST", "/sessions", body=body, key=key)
     files.remember_answer(view["id"], view["seq"], view["status"], None)
     say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
@@ -136,7 +136,7 @@ def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
 
 
 def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
-    key = args.idempotency_key or uuid.uuid4().hex
+    key = args.idempotency_key or new_key()
     claimed = tower.request("POST", f"/plans/{args.plan}/claim", body={}, key=key)
     files.remember_answer(claimed["id"], claimed["seq"], claimed["status"], None)
     lines = [

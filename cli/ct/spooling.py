@@ -3,10 +3,9 @@ and the next call that reaches the tower sends every waiting event first, oldest
 each under its own idempotency key: nothing lost, nothing doubled."""
 
 import time
-import uuid
 
 from ct import files
-from ct.client import Refused, Tower, Unreachable
+from ct.client import Refused, Tower, Unreachable, new_key
 
 # A spooled heartbeat expects the session's seq as known when it is sent, not when it
 # was spooled: the events spooled before it move the seq on.
@@ -19,7 +18,7 @@ def entry(method: str, path: str, body: dict, session: str | None = None) -> dic
         "method": method,
         "path": path,
         "body": body,
-        "key": uuid.uuid4().hex,
+        "key": new_key(),
         "session": session,
     }
 
