@@ -94,7 +94,7 @@ def main(engine):
             lambda: store.read_stream(session),
             lambda: orm_records(Event.objects.filter(session=session).order_by("seq")),
         ),
-        "token → user": (lambda: tokens.user_for_token(token), orm_token),
+        "token → user": (lambda: tokens.bearer_for_token(token), orm_token),
     }
     rows = []
     for name, (hand, orm) in pairs.items():

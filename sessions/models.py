@@ -180,6 +180,11 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # What it may do: "read" (GET only, over the API and MCP alike) or "write" (all).
+    scope = models.CharField(
+        max_length=5, choices=[("read", "read"), ("write", "read and write")], default="write"
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)  # None: it never expires
 
     class Meta:
         verbose_name = "API token"

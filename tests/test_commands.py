@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from sessions.models import ApiToken
-from sessions.rules.tokens import user_for_token
+from sessions.rules.tokens import bearer_for_token
 
 
 def run(*args):
@@ -19,7 +19,7 @@ def run(*args):
 def test_create_token_prints_a_working_token_once(alice):
     stdout, stderr = run("create_token", "alice", "--name", "ci-agent")
     token = stdout.strip()
-    assert user_for_token(token) == alice
+    assert bearer_for_token(token).user == alice
     assert ApiToken.objects.get().name == "ci-agent"
     assert "only this once" in stderr
 
@@ -39,3 +39,11 @@ def test_ensure_admin_creates_a_superuser_with_a_printed_password(db):
 def test_ensure_admin_does_nothing_once_a_user_exists(alice):
     assert run("ensure_admin") == ("", "")
     assert not User.objects.filter(username="admin").exists()
+
+
+def test_create_token_read_only_with_an_end(alice):
+    stdout, _ = run("create_token", "alice", "--read-only", "--expires-days", "30")
+    bearer = bearer_for_token(stdout.strip())
+    assert bearer.read_only
+    row = ApiToken.objects.get()
+    assert 29 <= (row.expires_at - row.created_at).days <= 30

@@ -95,3 +95,21 @@ def test_the_page_gives_an_mcp_client_configuration_with_the_new_token(alice_cli
     later = alice_client.get("/tokens/")
     assert token not in later.content.decode()
     assert "Bearer &lt;your token&gt;" in later.content.decode()
+
+
+def test_a_token_made_on_the_page_expires_in_90_days_unless_told_otherwise(alice, alice_client):
+    alice_client.post("/tokens/", {"name": "default"})
+    alice_client.post("/tokens/", {"name": "forever", "scope": "read", "expires_in": "never"})
+    default, forever = (ApiToken.objects.get(name=n) for n in ("default", "forever"))
+    assert (default.scope, (default.expires_at - default.created_at).days) == ("write", 89)
+    assert (forever.scope, forever.expires_at) == ("read", None)
+
+
+def test_the_page_shows_each_tokens_scope_expiry_and_last_use(alice, alice_client):
+    create_token(alice, "dashboard", read_only=True, expires_in_days=30)
+    page = alice_client.get("/tokens/").content.decode()
+    row = page[page.index("<td>dashboard</td>") :].split("</tr>")[0]
+    cells = [cell.split("</td>")[0] for cell in row.split("<td>")[1:]]
+    assert cells[2] == "read"
+    assert cells[4].endswith("UTC</time>")  # expires
+    assert cells[5] == "never"  # used

@@ -4,13 +4,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.db import models
 
-from sessions.rules.tokens import user_for_token
+from sessions.rules.tokens import bearer_for_token
 from sessions.store.tokens import _user_query
 
 
 def test_a_token_user_has_the_flags_and_fields_of_the_stored_user(make_user, token_for):
     staff = make_user("sam", is_staff=True, email="sam@example.com", first_name="Sam")
-    user = user_for_token(token_for(staff))
+    user = bearer_for_token(token_for(staff)).user
     assert (user.pk, user.get_username(), user.is_active, user.is_staff, user.is_superuser) == (
         staff.pk,
         "sam",
@@ -22,7 +22,7 @@ def test_a_token_user_has_the_flags_and_fields_of_the_stored_user(make_user, tok
 
 
 def test_an_unknown_token_stands_for_nobody(db):
-    assert user_for_token("ct_not-a-token") is None
+    assert bearer_for_token("ct_not-a-token") is None
 
 
 class Member(AbstractBaseUser):

@@ -36,7 +36,7 @@ from pydantic import TypeAdapter
 from sessions.api import schemas
 from sessions.domain import vocabulary
 from sessions.http import error_body, error_response
-from sessions.rules.tokens import user_for_token
+from sessions.rules.tokens import TokenExpired, bearer_for_token
 
 PATH = "/mcp"
 
@@ -317,7 +317,7 @@ def _api_request(outer: HttpRequest, tool: Tool, arguments: dict) -> tuple[str, 
         environ["HTTP_IDEMPOTENCY_KEY"] = str(key)
     request = WSGIRequest(environ)
     request.user = AnonymousUser()  # the token decides, as for any API request
-    request.token_user = outer.token_user  # which /mcp looked up just now
+    request.token_bearer = outer.token_bearer  # which /mcp looked up just now
     return path, request
 
 
@@ -440,8 +440,8 @@ def _scope(request: HttpRequest) -> dict:
     }
 
 
-def _unauthorized(detail: str) -> JsonResponse:
-    response = error_response(401, "unauthorized", detail)
+def _unauthorized(detail: str, code: str = "unauthorized") -> JsonResponse:
+    response = error_response(401, code, detail)
     response["WWW-Authenticate"] = 'Bearer realm="control-tower"'
     return response
 
@@ -460,10 +460,13 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _unauthorized("Send a token as 'Authorization: Bearer <token>'.")
-    user = user_for_token(token.strip())
-    if user is None:
+    try:
+        bearer = bearer_for_token(token.strip())
+    except TokenExpired as expired:
+        return _unauthorized(str(expired), "token_expired")
+    if bearer is None:
         return _unauthorized("The bearer token is missing, unknown or revoked.")
-    request.token_user = user  # the tools' API requests act as it, not asking again
+    request.token_bearer = bearer  # the tools' API requests act as it, not asking again
     try:
         body = request.body
     except RequestDataTooBig:

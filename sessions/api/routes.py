@@ -40,7 +40,7 @@ from sessions.rules.append import (
     start_unnamed,
     status_of,
 )
-from sessions.rules.tokens import user_for_token
+from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenExpired, bearer_for_token
 from sessions.store.connections import server_key
 
 # How each domain refusal is said over HTTP.
@@ -74,30 +74,43 @@ class JsonBody(Parser):
         return body
 
 
+READING = ("GET", "HEAD", "OPTIONS")
+
+
+def bearer_of(header: str) -> Bearer:
+    """The bearer an Authorization header names; `ApiError` 401 when it names none that
+    may act (unknown, revoked, expired, or its user deactivated)."""
+    scheme, _, token = header.partition(" ")
+    try:
+        bearer = bearer_for_token(token.strip()) if scheme.lower() == "bearer" else None
+    except TokenExpired as expired:
+        raise ApiError(401, "token_expired", str(expired)) from None
+    if bearer is None:
+        raise ApiError(401, "unauthorized", "The bearer token is missing, unknown or revoked.")
+    return bearer
+
+
 class BearerToken(HttpBearer):
-    """A bearer token acts as its user; a signed-in browser session may read (GET) only."""
+    """A bearer token acts as its user, within its scope (a read token only reads); a
+    signed-in browser session may read (GET) only."""
 
     def __call__(self, request: HttpRequest):
-        # A tool call's request, made in process by /mcp, carries the user its token is
-        # for (set there, never from anything a client sends).
-        known = getattr(request, "token_user", None)
-        if known is not None:
-            return known
+        # A tool call's request, made in process by /mcp, carries the bearer its token
+        # is for (set there, never from anything a client sends).
+        bearer = getattr(request, "token_bearer", None)
         header = request.headers.get("Authorization", "")
-        if header:
-            scheme, _, token = header.partition(" ")
-            user = user_for_token(token.strip()) if scheme.lower() == "bearer" else None
-            if user is None:
-                raise ApiError(
-                    401, "unauthorized", "The bearer token is missing, unknown or revoked."
-                )
-            return user
+        if bearer is None and header:
+            bearer = bearer_of(header)
+        if bearer is not None:
+            if bearer.read_only and request.method not in READING:
+                raise ApiError(403, "read_only_token", READ_ONLY_REFUSAL)
+            return bearer.user
         if request.method == "GET" and request.user.is_authenticated:
             return request.user
         raise ApiError(401, "unauthorized", "Send a token as 'Authorization: Bearer <token>'.")
 
     def authenticate(self, request: HttpRequest, token: str):  # pragma: no cover (see __call__)
-        return user_for_token(token)
+        return bearer_of(f"Bearer {token}").user
 
 
 api = NinjaAPI(

@@ -2,7 +2,8 @@
 
 import hashlib
 import secrets
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
@@ -21,13 +22,55 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_token(user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
-    """Make a token for `user`; returns the stored row and the token, which is not kept."""
+READ, WRITE = "read", "write"
+# The lifetimes offered on the Tokens page, in days (None: no end); the default first.
+EXPIRY_CHOICES = (90, 30, 365, None)
+
+
+def create_token(
+    user: AbstractBaseUser,
+    name: str,
+    read_only: bool = False,
+    expires_in_days: int | None = None,
+) -> tuple[ApiToken, str]:
+    """Make a token for `user`; returns the stored row and the token, which is not kept.
+    `read_only` tokens may only read; one with `expires_in_days` stops working then."""
     token = SCHEME + secrets.token_urlsafe(32)
+    expires_at = None
+    if expires_in_days is not None:
+        expires_at = timezone.now() + timedelta(days=expires_in_days)
     row = ApiToken.objects.create(
-        user=user, name=name, prefix=token[:PREFIX_LENGTH], digest=digest(token)
+        user=user,
+        name=name,
+        prefix=token[:PREFIX_LENGTH],
+        digest=digest(token),
+        scope=READ if read_only else WRITE,
+        expires_at=expires_at,
     )
     return row, token
+
+
+@dataclass(frozen=True)
+class Bearer:
+    """Who a request's token acts as, and whether it may only read."""
+
+    user: AbstractBaseUser
+    read_only: bool
+
+
+READ_ONLY_REFUSAL = (
+    "This token may only read (its scope is read): appending, claiming or amending needs"
+    " a token with the write scope (Tokens page)."
+)
+
+
+class TokenExpired(Exception):
+    def __init__(self, expired_at: datetime) -> None:
+        super().__init__(
+            f"The token expired at {expired_at:%Y-%m-%d %H:%M} UTC; make a new one on the"
+            " Tokens page."
+        )
+        self.expired_at = expired_at
 
 
 def visible_tokens(user: AbstractBaseUser) -> QuerySet:
@@ -46,14 +89,17 @@ def revoke(user: AbstractBaseUser, token_id: int) -> bool:
     return True
 
 
-def user_for_token(token: str) -> AbstractBaseUser | None:
-    """The active user a live token acts as, or None. Every API request runs this: one
-    prepared statement (`store.token_user`), and a write at most once a minute."""
+def bearer_for_token(token: str) -> Bearer | None:
+    """Who a live token acts as (an active user) and with which scope; None for a token
+    unknown, revoked or of a deactivated user; `TokenExpired` past its end. Every API
+    request runs this: one prepared statement (`store.token_user`), and a write at most
+    once a minute."""
     found = store.token_user(digest(token))
     if found is None:
         return None
-    token_id, last_used, user = found
     now = timezone.now()
-    if last_used is None or now - last_used > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
-    return user
+    if found.expires_at is not None and found.expires_at <= now:
+        raise TokenExpired(found.expires_at)
+    if found.last_used_at is None or now - found.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=found.id).update(last_used_at=now)
+    return Bearer(found.user, found.scope == READ)

@@ -2,6 +2,7 @@
 
 import functools
 from datetime import datetime
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -28,7 +29,8 @@ def _user_query(vendor, user_model):
     columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
     token_user, user_key = ApiToken._meta.get_field("user").column, meta.pk.column
     sql = (
-        f"SELECT t.id, t.last_used_at, {columns} FROM {quote(meta.db_table)} u"
+        f"SELECT t.id, t.last_used_at, t.scope, t.expires_at, {columns}"
+        f" FROM {quote(meta.db_table)} u"
         f" JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(token_user)} = u.{quote(user_key)}"
         " WHERE t.digest = %s AND t.revoked_at IS NULL"
     )
@@ -37,9 +39,17 @@ def _user_query(vendor, user_model):
     return sql, [f.attname for f in fields]
 
 
-def token_user(digest: str) -> tuple[int, datetime | None, AbstractBaseUser] | None:
-    """(the token's id, when it was last used, its active user) for a live token's
-    digest, or None.
+class TokenRow(NamedTuple):
+    id: int
+    last_used_at: datetime | None
+    scope: str
+    expires_at: datetime | None
+    user: AbstractBaseUser
+
+
+def token_user(digest: str) -> TokenRow | None:
+    """The unrevoked token with this digest and its active user, or None (an expired
+    one too: the caller says when it expired).
 
     Every API request runs this, so it is one fixed query, prepared (`run_prepared`), and
     the user is built with `from_db` from the fields a request needs (the ORM's
@@ -51,6 +61,12 @@ def token_user(digest: str) -> tuple[int, datetime | None, AbstractBaseUser] | N
     rows = run_prepared(sql, [digest])
     if not rows:
         return None
-    token_id, last_used, *values = rows[0]
+    token_id, last_used, scope, expires_at, *values = rows[0]
     user = user_model.from_db(connection.alias, fields, values)
-    return token_id, None if last_used is None else aware_utc(last_used), user
+    return TokenRow(
+        token_id,
+        None if last_used is None else aware_utc(last_used),
+        scope,
+        None if expires_at is None else aware_utc(expires_at),
+        user,
+    )

@@ -7,7 +7,7 @@ from django.core.validators import URLValidator
 
 from sessions.domain import vocabulary
 from sessions.models import ApiToken, Subscription
-from sessions.rules import window
+from sessions.rules import tokens, window
 
 OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUTCOMES]
 
@@ -226,8 +226,34 @@ class MetricsWindowForm(forms.Form):
 
 
 class TokenForm(forms.ModelForm):
-    """The name of a new token (the model's field and length); `tokens.create_token`
-    makes the token, so this form is never saved."""
+    """A new token: its name (the model's field and length), what it may do and how long
+    it lives; `tokens.create_token` makes it, so this form is never saved."""
+
+    # Left out of a post, they are the page's defaults: read and write, 90 days.
+    scope = forms.ChoiceField(
+        label="It may",
+        choices=[(tokens.WRITE, "read and write"), (tokens.READ, "read only")],
+        initial=tokens.WRITE,
+        widget=forms.RadioSelect,
+        required=False,
+    )
+    expires_in = forms.ChoiceField(
+        label="Expires",
+        choices=[
+            (str(days) if days else "never", f"in {days} days" if days else "never")
+            for days in tokens.EXPIRY_CHOICES
+        ],
+        initial=str(tokens.EXPIRY_CHOICES[0]),
+        required=False,
+    )
+
+    def clean_scope(self) -> str:
+        return self.cleaned_data.get("scope") or tokens.WRITE
+
+    def clean_expires_in(self) -> int | None:
+        """Days, or None for a token that never expires."""
+        chosen = self.cleaned_data.get("expires_in") or str(tokens.EXPIRY_CHOICES[0])
+        return None if chosen == "never" else int(chosen)
 
     class Meta:
         model = ApiToken

@@ -636,7 +636,13 @@ def token_list(request):
     another token."""
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        row, token = tokens.create_token(request.user, form.cleaned_data["name"])
+        chosen = form.cleaned_data
+        row, token = tokens.create_token(
+            request.user,
+            chosen["name"],
+            read_only=chosen["scope"] == tokens.READ,
+            expires_in_days=chosen["expires_in"],
+        )
         request.session[NEW_TOKEN] = [row.name, token]
         return redirect("tokens")
     made = request.session.pop(NEW_TOKEN, None)
@@ -644,6 +650,7 @@ def token_list(request):
         "form": form,
         "made": made,
         "tokens": tokens.visible_tokens(request.user),
+        "now": timezone.now(),
         "api_url": request.build_absolute_uri("/api"),
         "mcp_config": mcp_client_config(
             request.build_absolute_uri(reverse("mcp")), made[1] if made else "<your token>"
