@@ -3,6 +3,7 @@
 import functools
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
@@ -60,6 +61,20 @@ def method_not_allowed(request: HttpRequest, allowed: str) -> HttpResponse:
     refusal = error(request, 405, "method_not_allowed", f"Use {allowed} here.")
     refusal["Allow"] = allowed
     return refusal
+
+
+class PagePolicy:
+    """Sends the Content-Security-Policy and Permissions-Policy of the settings with
+    every answer (Django 5.2 has no setting for either)."""
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        return response
 
 
 class RequestChecks:

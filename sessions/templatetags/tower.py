@@ -136,9 +136,15 @@ def overdue_for(reason, now=None):
 @register.filter
 def time_bar(spent):
     """Each timed status's share of the time spent, in percent, for a bar: (status,
-    seconds, percent) of the statuses with any time."""
+    seconds, percent, where its part begins in percent) of the statuses with any time."""
     total = sum(spent.values())
-    return [(status, s, round(100 * s / total, 1)) for status, s in spent.items() if s and total]
+    parts, offset = [], 0.0
+    for status, seconds in spent.items():
+        if seconds and total:
+            share = 100 * seconds / total
+            parts.append((status, seconds, round(share, 1), round(offset, 2)))
+            offset += share
+    return parts
 
 
 @register.filter

@@ -44,7 +44,25 @@ def fast_polling(settings):
 
 
 @pytest.fixture
-def page_as(browser, live_server):
+def policy_violations():
+    """What Chromium reported against the pages' Content-Security-Policy: every browser
+    test fails if anything was (a script, a style or a request the policy refused)."""
+    found = []
+    yield found
+    assert not found, f"Content-Security-Policy violations: {found}"
+
+
+def watched(page, violations):
+    def on_console(message):
+        if "Content Security Policy" in message.text:
+            violations.append(message.text)
+
+    page.on("console", on_console)
+    return page
+
+
+@pytest.fixture
+def page_as(browser, live_server, policy_violations):
     """A browser page signed in as the given user (no login form needed)."""
     contexts = []
 
@@ -62,7 +80,7 @@ def page_as(browser, live_server):
             ]
         )
         contexts.append(context)
-        page = context.new_page()
+        page = watched(context.new_page(), policy_violations)
         page.goto(live_server.url + path)
         return page
 
@@ -72,7 +90,7 @@ def page_as(browser, live_server):
 
 
 @pytest.fixture
-def anonymous_page(browser, live_server):
+def anonymous_page(browser, live_server, policy_violations):
     context = browser.new_context()
-    yield context.new_page()
+    yield watched(context.new_page(), policy_violations)
     context.close()

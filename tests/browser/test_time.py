@@ -61,7 +61,7 @@ def test_cards_changed_since_the_last_visit_are_marked(page_as, alice, bob, stuc
 
 def test_the_session_page_shows_a_bar_of_time_per_status_and_durations(page_as, alice, stuck):
     page = page_as(alice, f"/sessions/{stuck}/")
-    expect(page.locator(".time-bar span")).to_have_count(2)
+    expect(page.locator(".time-bar rect")).to_have_count(2)
     expect(page.locator(".time-bar")).to_have_attribute("aria-label", "active 3 h, blocked 6 h")
     expect(page.locator(".timeline tbody tr").first.locator(".lasted")).to_have_text("3 h")
 
