@@ -51,6 +51,8 @@ def server_env(engine):
         "DEBUG": "0",
         "SECURE_SSL_REDIRECT": "0",
         "ALLOWED_HOSTS": "testserver,127.0.0.1,localhost",
+        # The webhook bench's receivers listen on loopback: an allowed internal receiver.
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
     }
 
 

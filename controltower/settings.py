@@ -193,6 +193,9 @@ RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)
 BOARD_COLUMN_LIMIT = env_int("BOARD_COLUMN_LIMIT", 50)
 # The most webhooks one person may have: each is a thread of the delivery worker.
 WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
+# Internal networks (CIDRs) a webhook may point into; by default none: loopback, private,
+# link-local, CGNAT, multicast and reserved addresses are refused (sessions/webhooks/addresses.py).
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS")
 # Written into a new plan that names none (DESIGN.md, "Liveness"): the minutes of silence
 # a node's active session may keep before it lapses, and the cap on attempts at a node
 # past which a lapsed one is no longer reclaimed.

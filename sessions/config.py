@@ -5,6 +5,7 @@ for them (at call time, so a test's override holds). `manage.py check` refuses v
 no board could work with, naming the setting.
 """
 
+import ipaddress
 from dataclasses import dataclass, fields
 
 from django.conf import settings
@@ -63,6 +64,26 @@ def check_tower_settings(app_configs: object = None, **kwargs: object) -> list[c
                     f"{name} must be a whole number of at least 1{within}, not {value!r}.",
                     hint=f"Set {name} in the environment, or leave it out for its default.",
                     id="tower.E001",
+                )
+            )
+    return problems
+
+
+@checks.register(checks.Tags.compatibility)
+def check_webhook_networks(
+    app_configs: object = None, **kwargs: object
+) -> list[checks.CheckMessage]:
+    """Each of WEBHOOK_ALLOWED_NETWORKS is a network in CIDR form (10.1.0.0/16, fd00::/8)."""
+    problems = []
+    for cidr in getattr(settings, "WEBHOOK_ALLOWED_NETWORKS", []):
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            problems.append(
+                checks.Error(
+                    f"WEBHOOK_ALLOWED_NETWORKS holds {cidr!r}, which is not a network.",
+                    hint="Give CIDRs separated by commas, e.g. 10.1.0.0/16,fd00::/8.",
+                    id="tower.E002",
                 )
             )
     return problems

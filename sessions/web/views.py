@@ -685,6 +685,8 @@ def webhook_list(request):
         try:
             subscriptions.subscribe(request.user, **form.cleaned_data)
             return redirect("webhooks")
+        except subscriptions.UnsafeWebhookUrl as refused:
+            form.add_error("url", refused.detail)
         except subscriptions.TooManyWebhooks as refused:
             form.add_error(None, refused.detail)
     context = {

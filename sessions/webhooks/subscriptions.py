@@ -10,6 +10,7 @@ from sessions.models import Delivery, Subscription
 from sessions.readmodels import open_sessions
 from sessions.rules.append import Refused
 from sessions.store import subscriptions as stored
+from sessions.webhooks import addresses
 
 
 class TooManyWebhooks(Refused):
@@ -22,10 +23,18 @@ class TooManyWebhooks(Refused):
         )
 
 
+class UnsafeWebhookUrl(Refused):
+    code = "unsafe_webhook_url"
+
+
 def subscribe(owner: AbstractBaseUser, url: str, payload: str, **filters: str) -> Subscription:
     """A new subscription with a fresh secret. It hears of events from now on: its cursor
     starts at the feed's current position, not at the beginning of history. Refused
-    (`TooManyWebhooks`) past `WEBHOOKS_PER_USER`: each is a thread of the worker."""
+    (`TooManyWebhooks`) past `WEBHOOKS_PER_USER`: each is a thread of the worker; and
+    (`UnsafeWebhookUrl`) when the URL points inside the server's network."""
+    why = addresses.url_refusal(url)
+    if why:
+        raise UnsafeWebhookUrl(why)
     most = config.current().webhooks_per_user
     made = stored.create_within(
         owner,

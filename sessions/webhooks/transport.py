@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from sessions.models import Delivery, Subscription
+from sessions.webhooks import addresses
 from sessions.webhooks.payloads import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -45,7 +46,34 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_opener = urllib.request.build_opener(_NoRedirects)
+class _GuardedHTTPConnection(http.client.HTTPConnection):
+    """Connects only to an address a webhook may reach, checked as it connects."""
+
+    def connect(self) -> None:
+        self.sock = addresses.guarded_connection(self.host, self.port, self.timeout)
+
+
+class _GuardedHTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        sock = addresses.guarded_connection(self.host, self.port, self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+class _GuardedHTTP(urllib.request.HTTPHandler):
+    def http_open(self, request: urllib.request.Request):
+        return self.do_open(_GuardedHTTPConnection, request)
+
+
+class _GuardedHTTPS(urllib.request.HTTPSHandler):
+    def https_open(self, request: urllib.request.Request):
+        return self.do_open(_GuardedHTTPSConnection, request, context=self._context)
+
+
+# No proxy from the environment (a proxy would connect for us, past the address check),
+# no redirect, and every connection through the address check.
+_opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({}), _NoRedirects, _GuardedHTTP, _GuardedHTTPS
+)
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:

@@ -1,0 +1,120 @@
+"""Where a webhook may point (DESIGN.md, "Webhooks are a way out of the server"): never
+inside the network the server sits in, unless an operator allows it.
+
+The rules are written once, here, and used twice: when a subscription is saved (every
+address its host resolves to), and at every delivery and ping, on the address the
+request actually connects to (`guarded_connection`), so a name that resolves elsewhere
+later (DNS rebinding) is caught where it matters. Host forms such as `2130706433`,
+`0177.0.0.1` or `[::ffff:127.0.0.1]` are read by the system's resolver into the
+addresses they stand for, and judged as such."""
+
+import functools
+import ipaddress
+import socket
+import urllib.parse
+
+from django.conf import settings
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+# Why an address is refused, most telling first: each with the test that finds it.
+_KINDS = (
+    ("unspecified", lambda a: a.is_unspecified),
+    ("loopback", lambda a: a.is_loopback),
+    ("link-local (cloud metadata lives there)", lambda a: a.is_link_local),
+    ("carrier-grade NAT", lambda a: a in CGNAT),
+    ("multicast", lambda a: a.is_multicast),
+    ("reserved", lambda a: a.is_reserved),
+    ("private", lambda a: a.is_private),
+    ("not a public address", lambda a: not a.is_global),
+)
+
+
+class BlockedAddress(OSError):
+    """A webhook's host is, or resolves to, an address it may not point at."""
+
+
+def allowed_networks() -> tuple[Network, ...]:
+    """`WEBHOOK_ALLOWED_NETWORKS`: internal networks an operator lets webhooks into."""
+    return _parsed(tuple(settings.WEBHOOK_ALLOWED_NETWORKS))
+
+
+@functools.cache
+def _parsed(cidrs: tuple[str, ...]) -> tuple[Network, ...]:
+    return tuple(ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
+
+
+def refusal(address: Address, allowed: tuple[Network, ...] = ()) -> str | None:
+    """Why a webhook may not reach `address` (e.g. "127.0.0.1 is loopback"), or None."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped  # ::ffff:10.0.0.1 reaches 10.0.0.1
+    if any(address in network for network in allowed if network.version == address.version):
+        return None
+    for kind, applies in _KINDS:
+        if applies(address):
+            return f"{address} is {kind}"
+    return None
+
+
+def resolve(host: str, port: int) -> list[Address]:
+    """Every address `host` stands for (a name, or an address in any form the resolver
+    reads); `BlockedAddress` when it stands for none."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise BlockedAddress(f"{host} does not resolve ({error})") from None
+    addresses = []
+    for *_, sockaddr in found:
+        address = ipaddress.ip_address(sockaddr[0].split("%")[0])
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def url_refusal(url: str) -> str | None:
+    """Why a subscription may not point at `url` (its host is, or resolves to, an
+    internal address), or None. A name that does not resolve yet is let through: it is
+    judged at every delivery, on the address then connected to."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        return "The URL names no host."
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as error:
+        return f"The URL's port cannot be used: {error}."
+    try:
+        addresses = resolve(parts.hostname, port)
+    except BlockedAddress:
+        return None
+    allowed = allowed_networks()
+    for address in addresses:
+        why = refusal(address, allowed)
+        if why:
+            return (
+                f"Webhooks may not point inside the server's network: {parts.hostname} → {why}."
+                " An operator can allow an internal receiver with WEBHOOK_ALLOWED_NETWORKS."
+            )
+    return None
+
+
+def guarded_connection(host: str, port: int, timeout: float) -> socket.socket:
+    """A connection to `host` on an address checked as it is connected to (the first of
+    its addresses that may be reached and answers); `BlockedAddress` if every one is
+    refused, `OSError` if none answers."""
+    allowed = allowed_networks()
+    refusals, failure = [], None
+    for address in resolve(host, port):
+        why = refusal(address, allowed)
+        if why:
+            refusals.append(why)
+            continue
+        try:
+            return socket.create_connection((str(address), port), timeout=timeout)
+        except OSError as error:
+            failure = error
+    if failure is not None:
+        raise failure
+    raise BlockedAddress(f"refused to connect: {'; '.join(refusals)}")
