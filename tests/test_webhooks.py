@@ -223,6 +223,37 @@ def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_orde
         slow.close()
 
 
+def test_a_killed_worker_resends_at_most_the_page_it_was_delivering(
+    alice, database_url, deliverer
+):
+    """README's promise: the bookkeeping is committed once per page, so a worker killed
+    mid-page resends that page's events delivered so far, and nothing before them."""
+    held, release = threading.Event(), threading.Event()
+
+    def answer(number: int) -> int:
+        if number == 6:  # the second event of the second page of 4
+            held.set()
+            release.wait(timeout=30)
+        return 204
+
+    slow = Receiver(answer=answer)
+    try:
+        subscribe(alice, slow.url)
+        start_and_block(alice, "fix-login", 11)
+        expected = positions_of()
+        first = deliverer("--page", "4")
+        assert held.wait(timeout=30)
+        first.kill()
+        release.set()
+        deliverer("--page", "4")
+        assert slow.wait_until(lambda got: {r.json["position"] for r in got} >= set(expected))
+        received = [r.json["position"] for r in slow.received]
+        assert received[6:8] == expected[4:6]  # the page in flight, from its first event
+    finally:
+        release.set()
+        slow.close()
+
+
 def test_a_dead_endpoint_does_not_delay_a_healthy_one(alice, receiver, deliverer):
     dead = BlackHole()
     try:
