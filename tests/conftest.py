@@ -280,3 +280,48 @@ def committing_late(write):
         finally:
             release.set()
             slow.result(timeout=30)
+
+
+# Fast enough for tests: a retry after 50 ms, doubling to at most 200 ms.
+FAST = ["--poll-seconds", "0.1", "--first-retry-seconds", "0.05", "--max-retry-seconds", "0.2"]
+
+
+class Deliverer:
+    """`manage.py deliver` in a process of its own, against the test database."""
+
+    def __init__(self, database_url: str, *options: str) -> None:
+        self.args = [sys.executable, "manage.py", "deliver", *FAST, *options]
+        self.env = process_env(database_url)
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "Deliverer":
+        self.process = subprocess.Popen(
+            self.args, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
+        )
+        return self
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self.process.wait()
+
+
+@pytest.fixture
+def deliverer(database_url):
+    started = []
+
+    def start(*options: str) -> Deliverer:
+        started.append(Deliverer(database_url, *options).start())
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()

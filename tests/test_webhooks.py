@@ -5,10 +5,7 @@ page where a person manages their webhooks refuses bad input and shows the deliv
 
 import hashlib
 import hmac
-import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,54 +21,10 @@ from sessions.models import Delivery, Event, Subscription
 from sessions.readmodels import open_sessions
 from sessions.rules.append import append_event
 from sessions.webhooks import payloads, subscriptions, transport
-from tests.conftest import ROOT, committing_late, process_env
+from tests.conftest import ROOT, Deliverer, committing_late
 from tests.receiver import BlackHole, Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-# Fast enough for tests: a retry after 50 ms, doubling to at most 200 ms.
-FAST = ["--poll-seconds", "0.1", "--first-retry-seconds", "0.05", "--max-retry-seconds", "0.2"]
-
-
-class Deliverer:
-    """`manage.py deliver` in a process of its own, against the test database."""
-
-    def __init__(self, database_url: str, *options: str) -> None:
-        self.args = [sys.executable, "manage.py", "deliver", *FAST, *options]
-        self.env = process_env(database_url)
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> "Deliverer":
-        self.process = subprocess.Popen(
-            self.args, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL
-        )
-        return self
-
-    def kill(self) -> None:
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        return self.process.wait()
-
-
-@pytest.fixture
-def deliverer(database_url):
-    started = []
-
-    def start(*options: str) -> Deliverer:
-        started.append(Deliverer(database_url, *options).start())
-        return started[-1]
-
-    yield start
-    for process in started:
-        process.stop()
 
 
 @pytest.fixture
@@ -79,6 +32,15 @@ def receiver():
     endpoint = Receiver()
     yield endpoint
     endpoint.close()
+
+
+def wait_for(done, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def subscribe(user, url, payload=Subscription.EVENT, **filters) -> Subscription:
@@ -223,9 +185,7 @@ def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_orde
         slow.close()
 
 
-def test_a_killed_worker_resends_at_most_the_page_it_was_delivering(
-    alice, database_url, deliverer
-):
+def test_a_killed_worker_resends_at_most_the_page_it_was_delivering(alice, database_url, deliverer):
     """README's promise: the bookkeeping is committed once per page, so a worker killed
     mid-page resends that page's events delivered so far, and nothing before them."""
     held, release = threading.Event(), threading.Event()
@@ -537,24 +497,55 @@ def test_another_person_s_webhook_is_not_found(alice_page, bob, action):
     assert not Delivery.objects.exists()
 
 
-def test_a_ping_is_sent_signed_and_logged(alice_page, alice, receiver):
+def test_a_ping_is_asked_for_by_the_page_and_sent_by_the_worker(
+    alice_page, alice, receiver, deliverer
+):
     hook = subscribe(alice, receiver.url)
     assert alice_page.post(f"/webhooks/{hook.pk}/ping").status_code == 302
+    assert receiver.received == []  # the page's request sent nothing
+    asked = Delivery.objects.get()
+    assert (asked.attempts, asked.status) == (0, None)
+    assert "waiting for the worker" in alice_page.get("/webhooks/").content.decode()
+    deliverer()
+    assert receiver.wait_until(lambda got: len(got) == 1)
     (ping,) = receiver.received
     assert ping.json["type"] == "ping" and ping.json["subscription"] == hook.pk
     assert ping.signed_by(hook.secret) and ping.headers["X-Tower-Event"] == "ping"
+    assert wait_for(lambda: Delivery.objects.get().attempts == 1)
     log = Delivery.objects.get()
     assert (log.position, log.status, log.delivery_id) == (None, 204, ping.delivery)
 
 
-def test_a_ping_to_a_dead_endpoint_logs_why(alice_page, alice):
+def test_a_ping_to_a_dead_endpoint_logs_why(alice_page, alice, deliverer):
     dead = BlackHole()
     url = dead.url
     dead.close()
     hook = subscribe(alice, url)
     alice_page.post(f"/webhooks/{hook.pk}/ping")
+    deliverer()
+    assert wait_for(lambda: Delivery.objects.get().attempts == 1)
     log = Delivery.objects.get()
     assert log.status is None and log.delivered_at is None and log.error
+
+
+def test_twenty_pings_at_a_black_hole_keep_the_board_answering(alice_page, alice, deliverer):
+    """No request waits on a remote host: the pages answer as usual while the worker's
+    ping threads wait on an endpoint that never answers."""
+    hole = BlackHole()
+    try:
+        hook = subscribe(alice, hole.url)
+        deliverer("--ping-timeout-seconds", "30")
+        began = time.monotonic()
+        for _ in range(20):
+            assert alice_page.post(f"/webhooks/{hook.pk}/ping").status_code == 302
+        assert time.monotonic() - began < 5
+        time.sleep(0.5)  # the worker has taken the first pings and waits on them
+        began = time.monotonic()
+        assert alice_page.get("/").status_code == 200
+        assert time.monotonic() - began < 2
+        assert Delivery.objects.filter(attempts=0).count() >= 16  # four threads at most
+    finally:
+        hole.close()
 
 
 def test_the_webhooks_page_needs_a_signed_in_person(client):

@@ -691,9 +691,12 @@ def webhook_list(request):
             form.add_error(None, refused.detail)
     context = {
         "form": form,
+        # Each webhook, its latest deliveries, and whether a ping waits for the worker
+        # (its section then refreshes itself until the answer comes).
         "subscriptions": [
-            (row, subscriptions.recent_deliveries(row))
+            (row, shown, any(d.position is None and not d.attempts for d in shown))
             for row in subscriptions.visible_subscriptions(request.user)
+            for shown in [subscriptions.recent_deliveries(row)]
         ],
         "signature_header": payloads.SIGNATURE_HEADER,
         "timestamp_header": payloads.TIMESTAMP_HEADER,
@@ -713,7 +716,7 @@ def _visible_subscription(request, subscription_id):
 @login_required
 @require_POST
 def webhook_ping(request, subscription_id):
-    transport.ping(_visible_subscription(request, subscription_id))
+    transport.request_ping(_visible_subscription(request, subscription_id))
     return redirect("webhooks")
 
 

@@ -23,8 +23,6 @@ from sessions.webhooks.payloads import (
     signature,
 )
 
-# A ping is sent while its maker waits for the page.
-PING_TIMEOUT_SECONDS = 5
 # What is kept of a failed try's explanation (the column's length).
 ERROR_MAX = Delivery._meta.get_field("error").max_length
 
@@ -107,14 +105,34 @@ def send(
     return post(subscription.url, body, headers, timeout)
 
 
-def ping(subscription: Subscription) -> Delivery:
-    """Send a ping now and log it as a delivery without a position."""
-    now = timezone.now()
-    delivery = f"{subscription.pk}-{PING}-{secrets.token_hex(4)}"
-    answer = send(subscription, ping_body(subscription, now), delivery, PING, PING_TIMEOUT_SECONDS)
+def request_ping(subscription: Subscription) -> Delivery:
+    """Ask the worker to ping: a delivery row without a position and without a try yet,
+    which the worker sends (`send_ping`) and the page shows when it is answered. No
+    request waits on a remote host."""
     return Delivery.objects.create(
         subscription=subscription,
-        delivery_id=delivery,
+        delivery_id=f"{subscription.pk}-{PING}-{secrets.token_hex(4)}",
+        attempts=0,
+        last_tried_at=timezone.now(),
+    )
+
+
+def pending_pings(limit: int) -> list[Delivery]:
+    """The pings asked for and not sent yet, oldest first, of live subscriptions."""
+    rows = Delivery.objects.filter(
+        position__isnull=True, attempts=0, subscription__owner__is_active=True
+    )
+    return list(rows.select_related("subscription").order_by("pk")[:limit])
+
+
+def send_ping(ping: Delivery, timeout: float) -> None:
+    """Send a requested ping once and log what came back on its row."""
+    subscription = ping.subscription
+    answer = send(
+        subscription, ping_body(subscription, timezone.now()), ping.delivery_id, PING, timeout
+    )
+    now = timezone.now()
+    Delivery.objects.filter(pk=ping.pk).update(
         attempts=1,
         status=answer.status,
         error=answer.error,

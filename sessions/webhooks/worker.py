@@ -16,6 +16,7 @@ import logging
 import math
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.utils import timezone
@@ -28,7 +29,7 @@ from sessions.store import connections
 from sessions.store import subscriptions as stored
 from sessions.webhooks.payloads import delivery_id, event_body
 from sessions.webhooks.subscriptions import live_subscriptions
-from sessions.webhooks.transport import send
+from sessions.webhooks.transport import pending_pings, send, send_ping
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class Pace:
     timeout_seconds: float = 10.0  # per POST
     page: int = 100  # events read from the feed at once
     keep_deliveries: int = 1000  # log rows kept per subscription (the newest events')
+    ping_threads: int = 4  # pings people asked for, sent at once
+    ping_timeout_seconds: float = 5.0
 
 
 class Follower(threading.Thread):
@@ -183,12 +186,50 @@ def _rescan(followers: dict[int, Follower], pace: Pace, feed_end: FeedEnd) -> No
         followers[pk].start()
 
 
+class Pinger:
+    """Sends the pings people ask for on the webhooks page, a few at once in threads of
+    their own, so that neither a page nor the followers wait on a remote host."""
+
+    def __init__(self, pace: Pace) -> None:
+        self.pace = pace
+        self.pool = ThreadPoolExecutor(pace.ping_threads, thread_name_prefix="webhook-ping")
+        self.in_flight: set[int] = set()
+        self.lock = threading.Lock()
+
+    def send_pending(self) -> None:
+        """Hand the oldest pending pings not already on their way to free threads."""
+        with self.lock:
+            busy = set(self.in_flight)
+        room = self.pace.ping_threads - len(busy)
+        if room <= 0:
+            return
+        waiting = pending_pings(self.pace.ping_threads + len(busy))
+        for ping in [p for p in waiting if p.pk not in busy][:room]:
+            with self.lock:
+                self.in_flight.add(ping.pk)
+            self.pool.submit(self._send, ping)
+
+    def _send(self, ping: Delivery) -> None:
+        try:
+            send_ping(ping, self.pace.ping_timeout_seconds)
+        except Exception:
+            log.exception("webhook %s: the ping could not be sent", ping.subscription_id)
+        finally:
+            with self.lock:
+                self.in_flight.discard(ping.pk)
+            connections.close()
+
+    def stop(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def deliver_until(stopped: threading.Event, pace: Pace) -> None:
     """Keep one follower running per subscription until `stopped` is set: start one for
     each new subscription (or for one whose follower died), stop those removed; and tell
     them where the feed ends."""
     followers: dict[int, Follower] = {}
     feed_end = FeedEnd()
+    pinger = Pinger(pace)
     rescanned_at = -math.inf
     try:
         while True:
@@ -198,6 +239,7 @@ def deliver_until(stopped: threading.Event, pace: Pace) -> None:
                         rescanned_at = time.monotonic()
                         _rescan(followers, pace, feed_end)
                     feed_end.move_to(open_sessions.safe_position())
+                    pinger.send_pending()
             except connections.DatabaseUnavailable:
                 # The database is away for a moment: the followers keep trying too.
                 log.exception("webhooks: the worker could not read the database")
@@ -208,4 +250,5 @@ def deliver_until(stopped: threading.Event, pace: Pace) -> None:
             follower.stop()
         for follower in followers.values():
             follower.join(timeout=pace.timeout_seconds + 1)
+        pinger.stop()
         connections.close()

@@ -17,7 +17,8 @@ def receiver():
     endpoint.close()
 
 
-def test_a_person_adds_a_webhook_pings_it_and_removes_it(page_as, alice, receiver):
+def test_a_person_adds_a_webhook_pings_it_and_removes_it(page_as, alice, receiver, deliverer):
+    deliverer()  # the worker sends the ping; the page shows its answer when it comes
     page = page_as(alice, "/webhooks/")
     expect(page.locator("p.empty")).to_have_text("No webhooks yet.")
     page.get_by_label("URL").fill(receiver.url)
