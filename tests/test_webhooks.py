@@ -534,7 +534,7 @@ def test_twenty_pings_at_a_black_hole_keep_the_board_answering(alice_page, alice
     hole = BlackHole()
     try:
         hook = subscribe(alice, hole.url)
-        deliverer("--ping-timeout-seconds", "30")
+        deliverer()  # pings wait 5 s on the black hole, four at a time
         began = time.monotonic()
         for _ in range(20):
             assert alice_page.post(f"/webhooks/{hook.pk}/ping").status_code == 302
@@ -587,3 +587,26 @@ def test_a_person_past_the_webhooks_cap_is_refused_clearly(alice_client, alice, 
     assert answer.status_code == 400
     assert "You have 2 webhooks, the most one person may have" in answer.content.decode()
     assert Subscription.objects.filter(owner=alice).count() == 2
+
+
+def test_fifty_webhooks_hold_no_more_connections_than_the_worker_has_threads(
+    make_user, receiver, deliverer, settings
+):
+    """The worker's threads and database connections stay bounded whatever the number
+    of subscriptions (8 delivery threads and the supervisor, here with 50 webhooks)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL counts its connections; SQLite has none to count")
+    settings.WEBHOOKS_PER_USER = 50
+    owner = make_user("many-hooks")
+    for _ in range(50):
+        subscribe(owner, receiver.url)
+    deliverer()
+    start_and_block(owner, "busy", 3)
+    assert receiver.wait_until(lambda got: len(got) >= 50 * 4, timeout=60)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        (held,) = cursor.fetchone()
+    assert held <= 8 + 1

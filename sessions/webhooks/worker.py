@@ -1,12 +1,18 @@
-"""Webhooks: subscriptions a person manages, and the worker that delivers the feed to them.
+"""Webhooks: the worker that delivers the feed to every subscription.
 
-Each subscription is followed by a thread of its own (`Follower`), so a slow or dead
-endpoint holds back only its own deliveries. A follower reads the feed after the
-subscription's cursor (`feed_model.feed`, so it never misses or repeats an event) and POSTs
-each matching event, retrying the same event with exponential backoff until it is
-answered with a 2xx; only then does the cursor move past it. Delivery is therefore at
-least once and in order: a worker killed after a POST but before the cursor moved sends
-that event again, under the same `X-Tower-Delivery` id, for the receiver to deduplicate.
+A fixed pool of delivery threads (`Pace.threads`) serves every subscription, however many
+there are. Each subscription is a lane (`Lane`) that one thread at a time takes for a
+step (`Dispatcher.step`): it reads a page of the feed after the subscription's cursor
+(`feed_model.feed`, so it never misses or repeats an event) and POSTs each matching
+event in order. An event not answered with a 2xx ends the step; the lane waits out an
+exponential backoff before it is taken again for that same event, and only delivered
+events move the cursor. Delivery is therefore at least once and in order: a worker
+killed mid-page sends the page's delivered events again, under the same
+`X-Tower-Delivery` ids, for the receiver to deduplicate. A slow endpoint holds one thread
+for at most a timeout per step and then backs off, while the other lanes go on.
+
+So the worker's threads, and its database connections (one per thread at most, and the
+supervisor's), stay bounded whatever the number of subscriptions.
 
 Subscriptions, cursors and deliveries are operational state: nothing about a session is
 ever derived from them.
@@ -42,153 +48,148 @@ class Pace:
     rescan_seconds: float = 1.0  # how often it looks for added and removed subscriptions
     first_retry_seconds: float = 1.0  # the wait after a first failed try, doubled each time
     max_retry_seconds: float = 300.0
-    timeout_seconds: float = 10.0  # per POST
+    timeout_seconds: float = 10.0  # connect and read, per POST
     page: int = 100  # events read from the feed at once
     keep_deliveries: int = 1000  # log rows kept per subscription (the newest events')
+    threads: int = 8  # delivery threads, whatever the number of subscriptions
     ping_threads: int = 4  # pings people asked for, sent at once
     ping_timeout_seconds: float = 5.0
 
 
-class Follower(threading.Thread):
-    """Delivers one subscription's events, one at a time, in feed order."""
+@dataclass
+class Lane:
+    """One subscription's place in the worker: when it may next be taken, and why."""
 
-    def __init__(self, subscription_id: int, pace: Pace, feed_end: "FeedEnd") -> None:
-        super().__init__(name=f"webhook-{subscription_id}", daemon=True)
-        self.subscription_id = subscription_id
+    subscription_id: int
+    due: float = 0.0  # time.monotonic() from which it may be taken
+    running: bool = False
+    caught_up_at: int | None = None  # the feed's end when it last found nothing to send
+    failing_position: int | None = None  # the event being tried again, its tries, its wait
+    tries: int = 0
+    retry_wait: float = 0.0
+    last_status: int | None = None  # the last try's answer
+
+
+class Dispatcher:
+    """Hands the lanes that have work to a fixed pool of delivery threads."""
+
+    def __init__(self, pace: Pace) -> None:
         self.pace = pace
-        self.feed_end = feed_end
+        self.lanes: dict[int, Lane] = {}
+        self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.pool = ThreadPoolExecutor(pace.threads, thread_name_prefix="webhook")
 
-    def stop(self) -> None:
-        self.stopping.set()
-        self.feed_end.wake()
+    def rescan(self) -> None:
+        """Take on new live subscriptions; forget removed ones and those of deactivated
+        people (a step in flight finishes, and the next finds them gone)."""
+        wanted = set(live_subscriptions().values_list("pk", flat=True))
+        with self.lock:
+            for pk in self.lanes.keys() - wanted:
+                del self.lanes[pk]
+            for pk in wanted - self.lanes.keys():
+                self.lanes[pk] = Lane(pk)
 
-    def run(self) -> None:
+    def dispatch(self, feed_end: int) -> None:
+        """Start a step for each free lane that has work: the feed moved past where it
+        caught up, or its backoff is over."""
+        now = time.monotonic()
+        with self.lock:
+            ready = [
+                lane
+                for lane in self.lanes.values()
+                if not lane.running
+                and lane.due <= now
+                and (lane.caught_up_at is None or feed_end > lane.caught_up_at)
+            ]
+            for lane in ready:
+                lane.running = True
+        for lane in ready:
+            self.pool.submit(self.step, lane)
+
+    def step(self, lane: Lane) -> None:
         try:
-            while not self.stopping.is_set():
-                subscription = live_subscriptions().filter(pk=self.subscription_id).first()
-                if subscription is None or not self._follow(subscription):
-                    return
+            subscription = live_subscriptions().filter(pk=lane.subscription_id).first()
+            if subscription is not None and not self.stopping.is_set():
+                self._deliver_page(subscription, lane)
         except Exception:
-            # The supervisor starts a new follower on its next round.
-            log.exception("webhook %s: the follower stopped", self.subscription_id)
+            log.exception("webhook %s: a delivery step failed", lane.subscription_id)
+            lane.due = time.monotonic() + self.pace.first_retry_seconds
         finally:
-            connections.close()
+            lane.running = False
 
-    def _follow(self, subscription: Subscription) -> bool:
-        """Deliver one page of the feed; False when told to stop or the subscription is gone."""
-        page = self.pace.page
-        found, next_after = feed_model.feed(subscription.cursor, page, **subscription.filters)
+    def _deliver_page(self, subscription: Subscription, lane: Lane) -> None:
+        """Send a page of the feed after the cursor, in order, up to the first event not
+        answered with a 2xx; then the bookkeeping of what was delivered, in one commit."""
+        found, next_after = feed_model.feed(
+            subscription.cursor, self.pace.page, **subscription.filters
+        )
         delivered: list[Delivery] = []
-        whole = True
         try:
             for position, event in found:
-                if self.stopping.is_set() or not self._deliver(
-                    subscription, position, event, delivered
-                ):
-                    whole = False
-                    break
+                if self.stopping.is_set() or not self._try(subscription, lane, position, event):
+                    return
+                delivered.append(self._delivered(subscription, lane, position))
         finally:
-            kept = stored.log_delivered(subscription, delivered, self.pace.keep_deliveries)
-        if not (whole and kept):
-            return False
+            stored.log_delivered(subscription, delivered, self.pace.keep_deliveries)
         if next_after > subscription.cursor:
             # Rows the filters skipped: nothing of them is owed.
             stored.move_cursor(subscription, next_after)
-        if not found:
-            # Caught up: wait for the feed to move on (or, to notice a removal, a while).
-            self.feed_end.wait_past(subscription.cursor, self.pace.rescan_seconds, self.stopping)
-        return not self.stopping.is_set()
+        lane.caught_up_at = None if found else next_after
 
-    def _deliver(
-        self,
-        subscription: Subscription,
-        position: int,
-        event: EventRecord,
-        delivered: list[Delivery],
+    def _try(
+        self, subscription: Subscription, lane: Lane, position: int, event: EventRecord
     ) -> bool:
-        """Send one event until it is answered with a 2xx, and add it to `delivered`.
-        False when told to stop or the subscription is gone."""
-        body = event_body(subscription, position, event)
+        """One try of one event; on a failure, log it and set the lane's backoff."""
+        if lane.failing_position != position:
+            lane.failing_position, lane.tries = position, 0
+            lane.retry_wait = self.pace.first_retry_seconds
+        lane.tries += 1
         identity = delivery_id(subscription, position)
-        wait = self.pace.first_retry_seconds
-        tries = 0
-        while True:
-            tries += 1
-            answer = send(subscription, body, identity, event.type, self.pace.timeout_seconds)
-            if answer.delivered:
-                now = timezone.now()
-                delivered.append(
-                    Delivery(
-                        subscription=subscription,
-                        position=position,
-                        delivery_id=identity,
-                        attempts=tries,
-                        status=answer.status,
-                        last_tried_at=now,
-                        delivered_at=now,
-                    )
-                )
-                return True
-            # What was delivered before this event is logged before the wait.
-            if not stored.log_delivered(subscription, delivered, self.pace.keep_deliveries):
-                return False
-            if not stored.log_failure(
-                subscription, position, identity, tries, answer.status, answer.error
-            ):
-                return False
-            log.warning(
-                "webhook %s: event %s not delivered (%s); next try in %g s",
-                subscription.pk,
-                position,
-                answer.error,
-                wait,
-            )
-            if self.stopping.wait(wait):
-                return False
-            if not live_subscriptions().filter(pk=subscription.pk).exists():
-                return False
-            wait = min(wait * 2, self.pace.max_retry_seconds)
+        body = event_body(subscription, position, event)
+        answer = send(subscription, body, identity, event.type, self.pace.timeout_seconds)
+        lane.last_status = answer.status
+        if answer.delivered:
+            return True
+        stored.log_failure(
+            subscription, position, identity, lane.tries, answer.status, answer.error
+        )
+        log.warning(
+            "webhook %s: event %s not delivered (%s); next try in %g s",
+            subscription.pk,
+            position,
+            answer.error,
+            lane.retry_wait,
+        )
+        lane.due = time.monotonic() + lane.retry_wait
+        lane.retry_wait = min(lane.retry_wait * 2, self.pace.max_retry_seconds)
+        return False
 
+    def _delivered(self, subscription: Subscription, lane: Lane, position: int) -> Delivery:
+        now = timezone.now()
+        row = Delivery(
+            subscription=subscription,
+            position=position,
+            delivery_id=delivery_id(subscription, position),
+            attempts=lane.tries,
+            status=lane.last_status,
+            last_tried_at=now,
+            delivered_at=now,
+        )
+        lane.failing_position = None
+        return row
 
-class FeedEnd:
-    """Where the feed ends, as the worker last asked: one question per poll for the whole
-    worker, however many subscriptions it follows, and a caught-up follower wakes as
-    soon as the feed moves on instead of sleeping through a fixed interval."""
-
-    def __init__(self) -> None:
-        self.position = 0
-        self.moved = threading.Condition()
-
-    def move_to(self, position: int) -> None:
-        with self.moved:
-            if position > self.position:
-                self.position = position
-                self.moved.notify_all()
-
-    def wake(self) -> None:
-        with self.moved:
-            self.moved.notify_all()
-
-    def wait_past(self, cursor: int, timeout: float, stopping: threading.Event) -> None:
-        with self.moved:
-            self.moved.wait_for(lambda: self.position > cursor or stopping.is_set(), timeout)
-
-
-def _rescan(followers: dict[int, Follower], pace: Pace, feed_end: FeedEnd) -> None:
-    wanted = set(live_subscriptions().values_list("pk", flat=True))
-    for pk, follower in list(followers.items()):
-        if pk not in wanted or not follower.is_alive():
-            follower.stop()
-            del followers[pk]
-    for pk in wanted - followers.keys():
-        followers[pk] = Follower(pk, pace, feed_end)
-        followers[pk].start()
+    def stop(self, timeout: float) -> None:
+        self.stopping.set()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout
+        while any(lane.running for lane in self.lanes.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 class Pinger:
     """Sends the pings people ask for on the webhooks page, a few at once in threads of
-    their own, so that neither a page nor the followers wait on a remote host."""
+    their own, so that neither a page nor a delivery waits on a remote host."""
 
     def __init__(self, pace: Pace) -> None:
         self.pace = pace
@@ -224,11 +225,11 @@ class Pinger:
 
 
 def deliver_until(stopped: threading.Event, pace: Pace) -> None:
-    """Keep one follower running per subscription until `stopped` is set: start one for
-    each new subscription (or for one whose follower died), stop those removed; and tell
-    them where the feed ends."""
-    followers: dict[int, Follower] = {}
-    feed_end = FeedEnd()
+    """Deliver until `stopped` is set: look for added and removed subscriptions every
+    `rescan_seconds`, ask where the feed ends every `poll_seconds` (once for all the
+    subscriptions) and hand the lanes with work to the delivery threads, and the pings
+    people asked for to the ping threads."""
+    dispatcher = Dispatcher(pace)
     pinger = Pinger(pace)
     rescanned_at = -math.inf
     try:
@@ -237,18 +238,15 @@ def deliver_until(stopped: threading.Event, pace: Pace) -> None:
                 with connections.unavailable_on_fault():
                     if time.monotonic() - rescanned_at >= pace.rescan_seconds:
                         rescanned_at = time.monotonic()
-                        _rescan(followers, pace, feed_end)
-                    feed_end.move_to(open_sessions.safe_position())
+                        dispatcher.rescan()
+                    dispatcher.dispatch(open_sessions.safe_position())
                     pinger.send_pending()
             except connections.DatabaseUnavailable:
-                # The database is away for a moment: the followers keep trying too.
+                # The database is away for a moment: the next round tries again.
                 log.exception("webhooks: the worker could not read the database")
             if stopped.wait(pace.poll_seconds):
                 return
     finally:
-        for follower in followers.values():
-            follower.stop()
-        for follower in followers.values():
-            follower.join(timeout=pace.timeout_seconds + 1)
+        dispatcher.stop(timeout=pace.timeout_seconds + 1)
         pinger.stop()
         connections.close()

@@ -9,7 +9,7 @@ from sessions.webhooks.worker import Pace, deliver_until
 
 class Command(BaseCommand):
     help = (
-        "Deliver the feed to every webhook subscription, each by its own thread, until "
+        "Deliver the feed to every webhook subscription, by a fixed pool of threads, until "
         "SIGTERM or SIGINT. Run one such process per database (see README, 'Webhooks')."
     )
 
@@ -24,8 +24,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         pace = Pace(**{option.name: options[option.name] for option in fields(Pace)})
-        if pace.keep_deliveries < 1 or pace.page < 1:
-            raise CommandError("--keep-deliveries and --page must be at least 1.")
+        if min(pace.keep_deliveries, pace.page, pace.threads, pace.ping_threads) < 1:
+            raise CommandError(
+                "--keep-deliveries, --page, --threads and --ping-threads must be at least 1."
+            )
         stopped = threading.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(number, lambda *_: stopped.set())
