@@ -150,13 +150,14 @@ def test_the_log_keeps_the_last_failure_of_an_event_not_yet_delivered(alice, del
         refusing.close()
 
 
-def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_order(
-    alice, database_url, deliverer
-):
+def killed_at_the_sixth_post(alice, deliverer, *options: str) -> tuple[list, list]:
+    """Twelve events to a receiver that holds the sixth POST until the worker delivering
+    them is killed (SIGKILL); then another worker: (the events' positions in order, the
+    positions received, in the order received)."""
     held, release = threading.Event(), threading.Event()
 
     def answer(number: int) -> int:
-        if number == 6:  # hold the sixth POST until the worker is dead
+        if number == 6:
             held.set()
             release.wait(timeout=30)
         return 204
@@ -166,52 +167,35 @@ def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_orde
         subscribe(alice, slow.url)
         start_and_block(alice, "fix-login", 11)
         expected = positions_of()
-        first = deliverer()
+        first = deliverer(*options)
         assert held.wait(timeout=30)
         first.kill()
         release.set()
-        deliverer()
+        deliverer(*options)
         assert slow.wait_until(lambda got: {r.json["position"] for r in got} >= set(expected))
         time.sleep(0.3)
-        received = [r.json["position"] for r in slow.received]
-        # The restarted worker resends from its cursor, at or before the held event
-        # (at least once), then goes on in order, skipping nothing.
-        assert received[:6] == expected[:6]
-        resent_from = expected.index(received[6])
-        assert resent_from <= 5
-        assert received[6:] == expected[resent_from:]
+        return expected, [r.json["position"] for r in slow.received]
     finally:
         release.set()
         slow.close()
 
 
-def test_a_killed_worker_resends_at_most_the_page_it_was_delivering(alice, database_url, deliverer):
+def test_a_worker_killed_mid_delivery_and_restarted_skips_nothing_and_keeps_order(alice, deliverer):
+    expected, received = killed_at_the_sixth_post(alice, deliverer)
+    # The restarted worker resends from its cursor, at or before the held event
+    # (at least once), then goes on in order, skipping nothing.
+    assert received[:6] == expected[:6]
+    resent_from = expected.index(received[6])
+    assert resent_from <= 5
+    assert received[6:] == expected[resent_from:]
+
+
+def test_a_killed_worker_resends_at_most_the_page_it_was_delivering(alice, deliverer):
     """README's promise: the bookkeeping is committed once per page, so a worker killed
     mid-page resends that page's events delivered so far, and nothing before them."""
-    held, release = threading.Event(), threading.Event()
-
-    def answer(number: int) -> int:
-        if number == 6:  # the second event of the second page of 4
-            held.set()
-            release.wait(timeout=30)
-        return 204
-
-    slow = Receiver(answer=answer)
-    try:
-        subscribe(alice, slow.url)
-        start_and_block(alice, "fix-login", 11)
-        expected = positions_of()
-        first = deliverer("--page", "4")
-        assert held.wait(timeout=30)
-        first.kill()
-        release.set()
-        deliverer("--page", "4")
-        assert slow.wait_until(lambda got: {r.json["position"] for r in got} >= set(expected))
-        received = [r.json["position"] for r in slow.received]
-        assert received[6:8] == expected[4:6]  # the page in flight, from its first event
-    finally:
-        release.set()
-        slow.close()
+    expected, received = killed_at_the_sixth_post(alice, deliverer, "--page", "4")
+    # The sixth POST is the second event of the second page of 4: the page is resent.
+    assert received[6:] == expected[4:]
 
 
 def test_a_dead_endpoint_does_not_delay_a_healthy_one(alice, receiver, deliverer):
