@@ -322,6 +322,9 @@ def test_twenty_racing_hooks_spool_then_flush_each_event_once_in_spool_order(
     order = [line["body"]["id"] for line in spooled(env)]
     assert sorted(order) == sorted(f"cc-{sid}" for sid in sessions)
     race(env, "Stop")  # the tower is back: twenty hooks find it at once
+    # Each hook gives up flushing at its deadline (on a loaded machine, twenty at once
+    # may): the next hook that reaches the tower sends what is left.
+    run_hook(env, hook_payload("PreToolUse", sessions[0], repo))
     starts = Event.objects.filter(type=START).order_by("id").values_list("session", flat=True)
     assert list(starts) == order
     for sid in sessions:

@@ -107,8 +107,10 @@ class Hook:
         tower that answers gets the spool first."""
         try:
             view = self.tower.request("GET", f"/sessions/{self.session}", timeout=self.left())
-        except (Unreachable, Refused):
+        except Unreachable:
             return None
+        except Refused:  # it answered (the session's start may still be in the spool)
+            view = None
         if self.spool.pending():
             spooling.flush(self.tower, self.spool, self.deadline)
         return view
