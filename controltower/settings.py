@@ -193,6 +193,10 @@ RECENTLY_CLOSED_HOURS = env_int("RECENTLY_CLOSED_HOURS", 24)
 BOARD_COLUMN_LIMIT = env_int("BOARD_COLUMN_LIMIT", 50)
 # The most webhooks one person may have: each is a thread of the delivery worker.
 WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
+# The delivery worker's timeout for connecting and for each read, per POST and per ping
+# (`manage.py deliver --timeout-seconds` and `--ping-timeout-seconds` override them).
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_PING_TIMEOUT_SECONDS = env_int("WEBHOOK_PING_TIMEOUT_SECONDS", 5)
 # Internal networks (CIDRs) a webhook may point into; by default none: loopback, private,
 # link-local, CGNAT, multicast and reserved addresses are refused (sessions/webhooks/addresses.py).
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS")

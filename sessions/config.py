@@ -25,6 +25,8 @@ class TowerSettings:
     recently_closed_hours: int  # how long a closed session stays in the Closed column
     board_column_limit: int  # cards per board column, a page at a time
     webhooks_per_user: int  # the most webhooks one person may have
+    webhook_timeout_seconds: int  # the worker's connect and read timeout, per POST
+    webhook_ping_timeout_seconds: int  # the same, per ping
     lease_minutes: int  # the lease written into a new plan that names none
     max_attempts: int  # the cap on attempts written into a new plan that names none
 

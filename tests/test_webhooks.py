@@ -311,6 +311,18 @@ def test_the_worker_stops_cleanly_on_sigterm(database_url):
     worker.process.stdout.close()
 
 
+def test_the_workers_timeouts_come_from_the_settings(database_url):
+    worker = Deliverer(database_url)
+    worker.env = {**worker.env, "WEBHOOK_TIMEOUT_SECONDS": "3", "WEBHOOK_PING_TIMEOUT_SECONDS": "2"}
+    worker.process = subprocess.Popen(
+        worker.args, cwd=ROOT, env=worker.env, stdout=subprocess.PIPE, text=True
+    )
+    started = worker.process.stdout.readline()
+    assert "timeout_seconds=3.0" in started and "ping_timeout_seconds=2.0" in started
+    assert worker.stop() == 0
+    worker.process.stdout.close()
+
+
 # What is sent ---------------------------------------------------------------------------
 
 
