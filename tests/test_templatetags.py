@@ -1,6 +1,6 @@
 """The board's wording of ages."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from datetime import timezone as dt_timezone
 
 from django.utils import timezone
@@ -18,6 +18,11 @@ def test_older_events_say_how_long_ago():
 
 def test_no_time_says_nothing():
     assert age(None) == ""
+
+
+def test_a_whole_second_is_shown_without_a_fraction():
+    moment = datetime(2026, 3, 1, 9, 0, 7, tzinfo=UTC)
+    assert utc_moment(moment).endswith(">2026-03-01 09:00:07</time>")
 
 
 def test_a_moment_is_shown_in_utc_to_the_microsecond_with_its_iso_form():
