@@ -203,3 +203,12 @@ def test_is_stale_agrees_with_its_rule(events, minutes, threshold_minutes):
         and (now - activity[-1].timestamp > threshold)
     )
     assert projections.is_stale(events, now, threshold) == expected
+
+
+@given(events_strategy)
+def test_a_next_action_names_its_block_exactly_when_a_block_gave_it(events):
+    givers = [e for e in events if projections.note_of(e)]
+    from_block = bool(givers) and givers[-1].type == BLOCK
+    found = projections.next_action_block(events)
+    assert found == (givers[-1].timestamp if from_block else None)
+    assert (found is not None) <= (projections.next_action(events) is not None)

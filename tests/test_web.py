@@ -280,3 +280,35 @@ def test_an_htmx_conflict_answers_the_card_and_a_notice_that_outlives_refreshes(
     assert 'id="notice"' in body and 'hx-swap-oob="true"' in body
     assert "someone else acted first" in body
     assert count() == 2
+
+
+def bare_unblock(alice, at):
+    append_event("s1", BLOCK, {"reason": "needs the CI secrets"}, user=alice, now=at)
+    append_event("s1", "session_unblock", {}, user=alice, now=at + timedelta(minutes=5))
+
+
+def test_a_next_action_kept_by_a_bare_unblock_says_which_block_it_came_from(
+    alice_client, started, alice
+):
+    bare_unblock(alice, timezone.now().replace(hour=14, minute=2, second=0, microsecond=0))
+    for page in ("/", "/sessions/s1/"):
+        content = alice_client.get(page).content.decode()
+        assert "from the block at <time" in content
+        assert ":02</time>" in content
+        assert "needs the CI secrets" in content
+
+
+def test_a_next_action_of_its_own_names_no_block(alice_client, started, alice):
+    append_event("s1", BLOCK, {"reason": "keys"}, user=alice)
+    append_event("s1", "session_unblock", {"note": "use staging"}, user=alice)
+    assert "from the block at" not in alice_client.get("/").content.decode()
+
+
+def test_the_attention_strip_says_where_a_stale_sessions_next_action_came_from(
+    alice_client, alice
+):
+    then = timezone.now() - timedelta(hours=3)
+    append_event("s1", START, {"title": "Quiet"}, user=alice, now=then - timedelta(hours=1))
+    bare_unblock(alice, then)
+    strip = alice_client.get("/").content.decode().split('class="attention"')[1]
+    assert "next, from the block at" in strip.split("</section>")[0]

@@ -58,6 +58,16 @@ def note_of(event):
     return event.reason if event.type == BLOCK else event.note
 
 
+def next_action_block(events):
+    """When the next action is a block's reason (a bare unblock keeps it, as the seed
+    says): that block's moment, so that every page can say where the words came from
+    and an active card's "Next" does not read as a live blocker; else None."""
+    for event in reversed(events):
+        if note_of(event):
+            return event.timestamp if event.type == BLOCK else None
+    return None
+
+
 def next_action(events):
     """The note of the most recent note-bearing event, or None."""
     for event in reversed(events):
@@ -165,6 +175,7 @@ class SessionView:
     blockers: list = field(default_factory=list)  # the latest open blocks, oldest first
     blocker_count: int = 0  # all the open blocks
     next_action: str | None = None
+    next_action_block: datetime | None = None  # the block it comes from, if it does
     opened_at: datetime | None = None
     last_event_at: datetime | None = None
     closed_at: datetime | None = None
@@ -212,6 +223,7 @@ def session_view(
         blockers=open_blocks[-MAX_BLOCKERS_SHOWN:],
         blocker_count=len(open_blocks) if blocker_count is None else blocker_count,
         next_action=next_action(events),
+        next_action_block=next_action_block(events),
         opened_at=opened_at(events),
         last_event_at=last_event_at(events),
         closed_at=closed_at(events),
@@ -379,13 +391,21 @@ class AttentionLine(NamedTuple):
     owner: str | None
     blocker: str | None  # the reason of the latest open block
     next_action: str | None
+    next_action_block: datetime | None  # the block it comes from, if it does
 
 
 def attention_line(session_id, events):
     """The strip's line of a session, from its events (or those its view depends on)."""
     open_blocks = blockers(events)
     blocker = open_blocks[-1].reason if open_blocks else None
-    return AttentionLine(session_id, title(events), owner(events), blocker, next_action(events))
+    return AttentionLine(
+        session_id,
+        title(events),
+        owner(events),
+        blocker,
+        next_action(events),
+        next_action_block(events),
+    )
 
 
 def overdue(current, since, now, thresholds):

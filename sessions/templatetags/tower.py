@@ -4,6 +4,7 @@ from html import escape
 from django import template
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
@@ -28,6 +29,21 @@ def utc_moment(moment):
     utc = moment.astimezone(UTC)
     shown = utc.strftime("%Y-%m-%d %H:%M:%S.%f" if utc.microsecond else "%Y-%m-%d %H:%M:%S")
     return mark_safe(f'<time datetime="{utc.isoformat()}">{shown}</time>')
+
+
+@register.filter
+def from_block(moment):
+    """Where a next action came from, when it is a block's reason: "from the block at
+    Dec 2 14:02" (UTC, the exact moment on hover); "" otherwise."""
+    if moment is None:
+        return ""
+    utc = moment.astimezone(UTC)
+    return format_html(
+        'from the block at <time datetime="{}" title="{} UTC">{}</time>',
+        utc.isoformat(),
+        utc.strftime("%Y-%m-%d %H:%M:%S"),
+        utc.strftime("%b %-d %H:%M"),
+    )
 
 
 @register.filter

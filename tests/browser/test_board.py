@@ -93,6 +93,7 @@ def test_unblocking_without_a_note_keeps_the_reason_as_next_action(page_as, alic
     act_on_card(page, alices_session, "Unblock")
     active = card(column(page, "active"), alices_session)
     expect(active.locator(".next")).to_contain_text("needs the CI secrets")
+    expect(active.locator(".next .label")).to_contain_text("Next, from the block at")
     expect(active.locator(".blockers")).to_have_count(0)
 
 
