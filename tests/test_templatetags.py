@@ -30,3 +30,9 @@ def test_a_moment_is_shown_in_utc_to_the_microsecond_with_its_iso_form():
     assert utc_moment(moment) == (
         '<time datetime="2026-03-01T09:00:07.000013+00:00">2026-03-01 09:00:07.000013</time>'
     )
+
+
+def test_an_age_counts_from_the_moment_given():
+    then = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    assert age(then, then + timedelta(hours=3)) == "3\xa0hours ago"
+    assert age(then, then + timedelta(seconds=30)) == "just now"

@@ -304,11 +304,18 @@ def test_a_next_action_of_its_own_names_no_block(alice_client, started, alice):
     assert "from the block at" not in alice_client.get("/").content.decode()
 
 
-def test_the_attention_strip_says_where_a_stale_sessions_next_action_came_from(
-    alice_client, alice
-):
+def test_the_attention_strip_says_where_a_stale_sessions_next_action_came_from(alice_client, alice):
     then = timezone.now() - timedelta(hours=3)
     append_event("s1", START, {"title": "Quiet"}, user=alice, now=then - timedelta(hours=1))
     bare_unblock(alice, then)
     strip = alice_client.get("/").content.decode().split('class="attention"')[1]
     assert "next, from the block at" in strip.split("</section>")[0]
+
+
+def test_as_of_a_past_moment_a_card_counts_its_age_from_that_moment(alice_client, alice):
+    then = timezone.now() - timedelta(days=3)
+    append_event("s1", START, {"title": "Long ago"}, user=alice, now=then)
+    at = (then + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+    content = alice_client.get(f"/?at={at}").content.decode()
+    shown = content.split('title="Last activity')[1].split("</time>")[0]
+    assert "hour" in shown and "day" not in shown  # from the moment, not from the clock

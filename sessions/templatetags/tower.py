@@ -12,13 +12,23 @@ register = template.Library()
 
 
 @register.filter
-def age(moment):
-    """How long ago `moment` was, for people: "just now" under a minute."""
+def age(moment, now=None):
+    """How long before `now` (default: the clock; on an as-of page, the chosen moment,
+    so a card counts from the same moment as the strip) `moment` was, for people: "just
+    now" under a minute."""
     if moment is None:
         return ""
-    if timezone.now() - moment < timedelta(minutes=1):
+    now = now or timezone.now()
+    if now - moment < timedelta(minutes=1):
         return "just now"
-    return f"{timesince(moment)} ago"
+    return f"{timesince(moment, now)} ago"
+
+
+@register.simple_tag(takes_context=True)
+def ago(context, moment):
+    """`age` counted from the page's `now` when it has one (the board's: the chosen
+    moment as of a past one), else from the clock."""
+    return age(moment, context.get("now"))
 
 
 @register.filter
