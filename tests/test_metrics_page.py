@@ -27,7 +27,7 @@ def test_the_tables_hold_the_v2_window_s_metrics(alice_client, v2):
     row = "".join(f"<td>{counts[s]}</td>" for s in ("active", "blocked", "in_review", "closed"))
     assert f"<td>2026-11-29</td>{row}" in flow
     times = html[html.index('id="times-table"') :]
-    assert "<td>Cycle time</td><td>35 min</td><td>1 h</td><td>5 h</td>" in times
+    assert '<th scope="row">Cycle time</th><td>35 min</td><td>1 h</td><td>5 h</td>' in times
 
 
 def test_the_charts_are_drawn(alice_client, v2):
