@@ -386,7 +386,7 @@ def events(request: HttpRequest, session_id: schemas.SessionId, page: Query[sche
 @sessions.get(
     "/sessions/{session_id}/events.jsonl",
     response={200: None, **ONE_ERRORS},
-    summary="The session's log in the JSONL form of DESIGN.md",
+    summary="The session's log as JSONL: one event per line, oldest first",
     openapi_extra={"responses": {200: LOG_ANSWER}},
 )
 def session_log(request: HttpRequest, session_id: schemas.SessionId):
@@ -501,7 +501,7 @@ def claim(
 @plans.get(
     "/plans/{plan_id}/events.jsonl",
     response={200: None, **ONE_ERRORS},
-    summary="The plan's log in the JSONL form of DESIGN.md",
+    summary="The plan's log as JSONL: one event per line, oldest first",
     openapi_extra={"responses": {200: LOG_ANSWER}},
 )
 def plan_log(request: HttpRequest, plan_id: schemas.SessionId):
