@@ -16,3 +16,16 @@ document.addEventListener("htmx:afterSwap", () => {
   const closed = document.querySelector("#board .closed-column");
   if (closed && towerClosedOpen) closed.open = true;
 });
+
+// Escape folds the open action (or form) the focus is in, else the one open, and gives
+// focus back to its summary, where the hand was.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  const active = document.activeElement;
+  const open = (active && active.closest("details[open]")) ||
+    document.querySelector("details.act[open], details.amend[open]");
+  if (!open) return;
+  open.open = false;
+  const summary = open.querySelector("summary");
+  if (summary) summary.focus();
+});

@@ -179,3 +179,12 @@ def test_the_closed_column_stays_unfolded_across_a_refresh(page_as, alice, lead,
     append_event("s1", BLOCK, {"reason": "refresh now"}, user=lead)
     expect(card(column(page, "blocked"), alices_session)).to_be_visible()
     expect(card(column(page, "closed"), "Finished work")).to_be_visible()
+
+
+def test_escape_folds_an_open_action_and_gives_focus_back_to_it(page_as, alice, alices_session):
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Block")
+    action.get_by_label("Reason").fill("half-typed")
+    page.keyboard.press("Escape")
+    expect(action).not_to_have_attribute("open", "")
+    expect(action.locator("summary")).to_be_focused()
