@@ -188,3 +188,12 @@ def test_escape_folds_an_open_action_and_gives_focus_back_to_it(page_as, alice, 
     page.keyboard.press("Escape")
     expect(action).not_to_have_attribute("open", "")
     expect(action.locator("summary")).to_be_focused()
+
+
+def test_the_first_tab_offers_a_skip_to_the_content(page_as, alice, alices_session):
+    page = page_as(alice)
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the content")
+    expect(skip).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("main")).to_be_focused()
