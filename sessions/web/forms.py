@@ -16,9 +16,10 @@ OUTCOME_CHOICES = [(outcome, outcome.capitalize()) for outcome in vocabulary.OUT
 class Action:
     slug: str
     event_type: str
-    button: str
+    button: str  # the card's summary that unfolds it
     field: str  # "reason" or "note"
     field_label: str | None = None  # default: the field's name
+    submit: str = ""  # its form's button: a name of its own, never the summary's
 
     @property
     def label(self):
@@ -41,11 +42,27 @@ class Action:
 ACTIONS = {
     action.slug: action
     for action in (
-        Action("block", vocabulary.BLOCK, "Block", "reason"),
-        Action("unblock", vocabulary.UNBLOCK, "Unblock", "note"),
-        Action("review", vocabulary.REVIEW, "Send to review", "note"),
-        Action("close", vocabulary.CLOSE, "Close", "note"),
-        Action("message", vocabulary.MESSAGE, "Message", "note", "Message to the worker"),
+        Action("block", vocabulary.BLOCK, "Block", "reason", submit="Block the session"),
+        # The note of an unblock is the person's answer: an agent waiting with
+        # `ct wait --until unblocked` receives it.
+        Action(
+            "unblock",
+            vocabulary.UNBLOCK,
+            "Unblock",
+            "note",
+            "Answer (the waiting agent receives it)",
+            submit="Unblock the session",
+        ),
+        Action("review", vocabulary.REVIEW, "Send to review", "note", submit="Send it to review"),
+        Action("close", vocabulary.CLOSE, "Close", "note", submit="Close the session"),
+        Action(
+            "message",
+            vocabulary.MESSAGE,
+            "Message",
+            "note",
+            "Message to the worker",
+            submit="Send the message",
+        ),
     )
 }
 

@@ -34,7 +34,7 @@ def act_on_card(page, title, button, **fields):
     action = open_action(page, title, button)
     for label, value in fields.items():
         action.get_by_label(label).fill(value)
-    action.get_by_role("button", name=button, exact=True).click()
+    action.locator("button[type=submit]").click()
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_closing_moves_the_card_to_the_folded_closed_column(page_as, alice, alic
 def test_the_session_page_acts_and_shows_the_timeline(page_as, alice, alices_session):
     page = page_as(alice, "/sessions/s1/")
     page.get_by_label("Reason").fill("design review")
-    page.get_by_role("button", name="Block", exact=True).click()
+    page.get_by_role("button", name="Block the session", exact=True).click()
     expect(page.locator(".timeline tbody tr")).to_have_count(2)
     expect(page.locator(".timeline")).to_contain_text("design review")
     expect(page.locator(".session-head .badge")).to_have_text("Blocked")
@@ -132,7 +132,7 @@ def test_a_conflict_shows_a_message_and_the_current_state(page_as, alice, lead, 
     page = page_as(alice)
     action = open_action(page, alices_session, "Send to review")
     append_event("s1", BLOCK, {"reason": "stop"}, user=lead)  # someone acts first
-    action.get_by_role("button", name="Send to review", exact=True).click()
+    action.get_by_role("button", name="Send it to review", exact=True).click()
     expect(page.locator("#notice")).to_contain_text("someone else acted first")
     expect(card(column(page, "blocked"), alices_session)).to_be_visible()
     assert Event.objects.filter(type=REVIEW).count() == 0
@@ -197,3 +197,19 @@ def test_the_first_tab_offers_a_skip_to_the_content(page_as, alice, alices_sessi
     expect(skip).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("main")).to_be_focused()
+
+
+def test_an_open_action_has_no_two_buttons_of_one_name(page_as, alice, alices_session):
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Close")
+    expect(action.get_by_role("button", name="Close the session")).to_have_count(1)
+    expect(
+        card(page, alices_session).get_by_role("button", name="Close", exact=True)
+    ).to_have_count(0)
+
+
+def test_a_blocked_cards_unblock_asks_for_the_answer(page_as, alice, alices_session):
+    append_event("s1", BLOCK, {"reason": "which database?"}, user=alice)
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Unblock")
+    expect(action.get_by_label("Answer (the waiting agent receives it)")).to_be_visible()

@@ -65,7 +65,7 @@ def test_a_lapsed_card_shows_its_progress_and_takes_a_message_from_the_plans_own
     expect(card.locator(".progress")).to_contain_text("moved the users table")
     card.locator("summary", has_text="Message").click()
     card.get_by_label("Message to the worker").fill("Stop: the API changed")
-    card.locator("form").get_by_role("button", name="Message").click()
+    card.locator("form").get_by_role("button", name="Send the message").click()
     card = page.locator(f"#card-{lapsed}")
     expect(card.locator(".messages")).to_contain_text("Stop: the API changed")
     expect(card.locator(".messages")).to_contain_text("1 message waiting")

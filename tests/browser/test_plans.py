@@ -105,7 +105,7 @@ def test_closing_as_failed_shows_on_the_card_and_fails_the_dependents(page_as, a
     expect(card.locator(".plan-ref")).to_have_text("rel › schema")
     card.locator("summary", has_text="Close").click()
     card.get_by_label("Outcome").select_option("failed")
-    card.get_by_role("button", name="Close", exact=True).click()
+    card.get_by_role("button", name="Close the session", exact=True).click()
     expect(page.locator(".card", has_text="Design the schema").locator(".outcome")).to_have_text(
         "failed"
     )
