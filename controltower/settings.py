@@ -158,6 +158,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["controltower.formats"]
 USE_I18N = True
 USE_TZ = True
 

@@ -74,3 +74,12 @@ def test_nobody_may_delete_events(superuser_client, audited):
 
 def test_the_changelist_offers_no_delete_action(superuser_client, audited):
     assert "delete_selected" not in changelist(superuser_client).content.decode()
+
+
+def test_the_audit_trail_shows_moments_as_iso_utc(admin_client, started):
+    from sessions.models import Event
+
+    event = Event.objects.get(session=started, seq=1)
+    page = admin_client.get("/admin/tower/event/").content.decode()
+    assert event.timestamp.strftime("%Y-%m-%d %H:%M:%S") in page
+    assert "a.m." not in page and "p.m." not in page

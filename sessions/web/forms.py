@@ -290,12 +290,24 @@ class SubscriptionForm(forms.ModelForm):
         help_text="Where each event is POSTed, e.g. https://hooks.slack.com/services/…",
     )
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Not Django's "---------": what leaving it says.
+        self.fields["event_type"].choices = [
+            ("", "every type"),
+            *self.fields["event_type"].choices[1:],
+        ]
+
     class Meta:
         model = Subscription
         fields = ["url", "payload", "event_type", "stream", "plan"]
-        labels = {"stream": "Only the session or plan", "plan": "Only the plan"}
+        labels = {
+            "event_type": "Only events of the type",
+            "stream": "Only the events of the session or plan",
+            "plan": "Only the events of the plan and its sessions",
+        }
         help_texts = {
-            "event_type": "Leave empty for every type.",
+            "event_type": "Every type unless one is chosen.",
             "stream": "A session's or plan's id; empty for all.",
             "plan": "A plan's id: its events and those of the sessions on its nodes.",
         }

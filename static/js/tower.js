@@ -29,3 +29,15 @@ document.addEventListener("keydown", (event) => {
   const summary = open.querySelector("summary");
   if (summary) summary.focus();
 });
+
+// A Copy button copies the text of the element its data-copy names, and says so.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const source = document.querySelector(button.dataset.copy);
+  if (!source || !navigator.clipboard) return;
+  await navigator.clipboard.writeText(source.textContent.trim());
+  const label = button.textContent;
+  button.textContent = "Copied";
+  setTimeout(() => { button.textContent = label; }, 1500);
+});

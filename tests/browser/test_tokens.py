@@ -22,7 +22,7 @@ def test_a_person_makes_a_token_uses_it_and_revokes_it(page_as, alice, live_serv
     assert http_request(live_server.url, "GET", "/api/sessions", token=token).status == 200
     page.reload()  # not shown again, and now used
     expect(page.locator("#new-token")).to_have_count(0)
-    expect(row.locator("td").nth(3)).not_to_have_text("never")
+    expect(row.locator("td").nth(5)).not_to_have_text("never")  # last used
     row.get_by_role("button", name="Revoke claude-on-laptop").click()
     expect(row).to_contain_text("revoked")
     assert http_request(live_server.url, "GET", "/api/sessions", token=token).status == 401
@@ -34,3 +34,15 @@ def test_a_nameless_token_is_refused_on_the_page(page_as, alice):
     page.locator("#id_name").evaluate("input => input.removeAttribute('required')")
     page.get_by_role("button", name="Make a token").click()
     expect(page.locator(".token-form .error")).to_have_text("This field is required.")
+
+
+def test_the_copy_button_copies_the_new_token(page_as, alice):
+    page = page_as(alice, "/tokens/")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_label("Name").fill("ci")
+    page.get_by_role("button", name="Make a token").click()
+    page.get_by_role("button", name="Copy", exact=True).click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert (
+        page.evaluate("navigator.clipboard.readText()") == page.locator("#new-token").inner_text()
+    )

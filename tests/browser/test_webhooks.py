@@ -22,7 +22,7 @@ def test_a_person_adds_a_webhook_pings_it_and_removes_it(page_as, alice, receive
     page = page_as(alice, "/webhooks/")
     expect(page.locator("p.empty")).to_have_text("No webhooks yet.")
     page.get_by_label("URL").fill(receiver.url)
-    page.get_by_label("Event type").select_option("session_block")
+    page.get_by_label("Only events of the type").select_option("session_block")
     page.get_by_role("button", name="Add the webhook").click()
     hook = page.locator(".webhook")
     expect(hook).to_contain_text(receiver.url)
