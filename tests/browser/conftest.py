@@ -66,10 +66,10 @@ def page_as(browser, live_server, policy_violations):
     """A browser page signed in as the given user (no login form needed)."""
     contexts = []
 
-    def open_page(user, path="/"):
+    def open_page(user, path="/", width=1400):
         client = Client()
         client.force_login(user)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context = browser.new_context(viewport={"width": width, "height": 900})
         context.add_cookies(
             [
                 {
