@@ -387,8 +387,10 @@ def act(request, session_id, slug):
     if status == 403 and not request.htmx:
         return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
     if request.htmx:
+        # The refusal shows on the card where the hand is, and in the page's notice,
+        # which outlives the board's next refresh.
         context = {
-            **session_context(request, session_id, failed),
+            **session_context(request, session_id, failed, message),
             "on_card": on_card,
             "notice": message,
         }

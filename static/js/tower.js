@@ -41,3 +41,20 @@ document.addEventListener("click", async (event) => {
   button.textContent = "Copied";
   setTimeout(() => { button.textContent = label; }, 1500);
 });
+
+// After an action on a card, the hand stays there: focus goes to the fresh card's field
+// in error, else to the card itself (it was replaced whole, and may have moved column
+// when the board refreshed right after).
+let towerActedOn = null;
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const card = event.target.closest && event.target.closest(".card");
+  if (card && event.target.matches("form")) towerActedOn = { id: card.id, at: Date.now() };
+});
+document.addEventListener("htmx:afterSettle", () => {
+  if (!towerActedOn || Date.now() - towerActedOn.at > 5000) return;
+  const card = document.getElementById(towerActedOn.id);
+  const active = document.activeElement;
+  if (!card || (active && active !== document.body && card.contains(active))) return;
+  const field = card.querySelector("details[open] .error") && card.querySelector("details[open] textarea");
+  (field || card).focus();
+});

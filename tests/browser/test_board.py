@@ -213,3 +213,20 @@ def test_a_blocked_cards_unblock_asks_for_the_answer(page_as, alice, alices_sess
     page = page_as(alice)
     action = open_action(page, alices_session, "Unblock")
     expect(action.get_by_label("Answer (the waiting agent receives it)")).to_be_visible()
+
+
+def test_after_an_action_the_focus_stays_on_its_card(page_as, alice, alices_session):
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Block", Reason="waiting for the staging DB")
+    blocked = card(column(page, "blocked"), alices_session)
+    expect(blocked).to_be_focused()
+
+
+def test_a_conflict_shows_on_the_card_where_the_hand_is(page_as, alice, lead, alices_session):
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Close")
+    append_event("s1", BLOCK, {"reason": "someone else first"}, user=lead)
+    action.locator("button[type=submit]").click()
+    expect(card(page, alices_session).locator(".message")).to_contain_text(
+        "someone else acted first"
+    )
