@@ -22,6 +22,7 @@ urlpatterns = [
     path(f"plans/{PLAN}/start/<str:node>", views.plan_start, name="plan_start"),
     path(f"plans/{PLAN}/release/<str:node>", views.plan_release, name="plan_release"),
     path("metrics/", views.metrics_page, name="metrics"),
+    path("notifications/", views.notifications, name="notifications"),
     path("tokens/", views.token_list, name="tokens"),
     path("tokens/<int:token_id>/revoke", views.token_revoke, name="token_revoke"),
     path("webhooks/", views.webhook_list, name="webhooks"),

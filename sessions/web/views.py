@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, QueryDict
+from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -20,6 +20,7 @@ from sessions.domain import metrics as flow_metrics
 from sessions.domain import moments, plans, projections, vocabulary
 from sessions.readmodels import board as board_model
 from sessions.readmodels import flow as flow_model
+from sessions.readmodels import notifications as notification_model
 from sessions.readmodels import plan_views, session_views, shapes
 from sessions.rules import tokens
 from sessions.rules import window as metrics_window
@@ -625,6 +626,24 @@ def metrics_page(request):
 
 # Where a new token waits in its maker's session for the page after the redirect.
 NEW_TOKEN = "tower_new_token"
+
+
+@resilient
+@login_required
+@require_safe
+def notifications(request):
+    """What the signed-in person's browser should tell them since its cursor (`after`,
+    a feed position; none: where to start), as JSON for the board's "Notify me"."""
+    after = request.GET.get("after", "")
+    if after and not after.isdigit():
+        return http.error_response(400, "invalid", "after must be a feed position.")
+    found, next_after = notification_model.notices(
+        request.user.get_username(), int(after) if after else None, timezone.now()
+    )
+    items = [
+        {**notice._asdict(), "url": reverse("session", args=[notice.session])} for notice in found
+    ]
+    return JsonResponse({"items": items, "next_after": next_after})
 
 
 @resilient

@@ -58,3 +58,50 @@ document.addEventListener("htmx:afterSettle", () => {
   const field = card.querySelector("details[open] .error") && card.querySelector("details[open] textarea");
   (field || card).focus();
 });
+
+// "Notify me in this browser": once allowed, the board asks the tower what needs this
+// person since the last time (a feed cursor kept in the browser) and shows each thing
+// once, as a notification; nothing while they are looking at the board (the cursor
+// still moves on, so it is not shown later either).
+(function towerNotifications() {
+  const button = document.getElementById("notify-opt-in");
+  if (!button || !("Notification" in window)) return;
+  const CURSOR = "towerNotifyAfter", SEEN = "towerNotified", ON = "towerNotify";
+  const isOn = () => localStorage.getItem(ON) === "on" && Notification.permission === "granted";
+  const show = () => {
+    button.hidden = false;
+    button.textContent = isOn() ? "Notifications on (turn off)" : "Notify me in this browser";
+    button.setAttribute("aria-pressed", String(isOn()));
+  };
+  async function poll() {
+    if (!isOn()) return;
+    const after = localStorage.getItem(CURSOR);
+    const answer = await fetch(button.dataset.url + (after ? "?after=" + after : ""),
+      { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!answer.ok) return;
+    const found = await answer.json();
+    const seen = new Set(JSON.parse(localStorage.getItem(SEEN) || "[]"));
+    const looking = document.visibilityState === "visible" && document.hasFocus();
+    for (const item of found.items) {
+      if (seen.has(item.key)) continue;
+      seen.add(item.key);
+      if (looking) continue;
+      const note = new Notification(item.title, { body: item.body, tag: item.key });
+      note.onclick = () => { window.focus(); window.location.href = item.url; };
+    }
+    localStorage.setItem(SEEN, JSON.stringify([...seen].slice(-500)));
+    localStorage.setItem(CURSOR, String(found.next_after));
+  }
+  button.addEventListener("click", async () => {
+    if (isOn()) {
+      localStorage.removeItem(ON);
+    } else if ((await Notification.requestPermission()) === "granted") {
+      localStorage.setItem(ON, "on");
+      await poll();
+    }
+    show();
+  });
+  show();
+  poll();
+  setInterval(poll, 1000 * Number(button.dataset.pollSeconds || 5));
+})();
