@@ -40,5 +40,5 @@ def test_no_page_scrolls_sideways(page_as, alice, width):
 @pytest.mark.parametrize("width", [390, 1280])
 def test_the_sign_in_page_does_not_scroll_sideways(anonymous_page, live_server, width):
     anonymous_page.set_viewport_size({"width": width, "height": 900})
-    anonymous_page.goto(live_server.url + "/login/")
+    anonymous_page.goto(live_server.url + "/accounts/login/")
     assert sideways(anonymous_page) == 0
