@@ -12,6 +12,17 @@ from playwright.sync_api import expect, sync_playwright
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# Every page a signed-in person sees, as the demo logs fill them (tests/test_jsonl.DEMO):
+# checked at a phone's width and by axe-core.
+DEMO_PAGES = [
+    "/",
+    "/sessions/pay-webhooks-1/",
+    "/plans/",
+    "/plans/payments-v2/",
+    "/metrics/",
+    "/tokens/",
+    "/webhooks/",
+]
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

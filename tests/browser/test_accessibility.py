@@ -7,20 +7,12 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from tests.browser.conftest import DEMO_PAGES
 from tests.test_jsonl import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 AXE = Path(__file__).resolve().parents[1] / "agents" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = [
-    "/",
-    "/sessions/pay-webhooks-1/",
-    "/plans/",
-    "/plans/payments-v2/",
-    "/metrics/",
-    "/tokens/",
-    "/webhooks/",
-]
 
 
 @pytest.fixture
@@ -58,7 +50,7 @@ def context(browser, live_server, alice):
     made.close()
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", DEMO_PAGES)
 def test_a_page_has_no_accessibility_violation(context, live_server, axe, path):
     assert import_logs(DEMO) == (None, "")
     page = context.new_page()

@@ -3,19 +3,10 @@ sideways, with the demo's sessions and plans loaded (long titles, the 15-node pl
 
 import pytest
 
+from tests.browser.conftest import DEMO_PAGES
 from tests.test_jsonl import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PAGES = [
-    "/",
-    "/sessions/pay-webhooks-1/",
-    "/plans/",
-    "/plans/payments-v2/",
-    "/metrics/",
-    "/tokens/",
-    "/webhooks/",
-]
 
 
 def sideways(page) -> int:
@@ -29,7 +20,7 @@ def sideways(page) -> int:
 def test_no_page_scrolls_sideways(page_as, alice, width):
     assert import_logs(DEMO) == (None, "")
     overflowing = {}
-    for path in PAGES:
+    for path in DEMO_PAGES:
         page = page_as(alice, path, width=width)
         if sideways(page) > 0:
             overflowing[path] = sideways(page)
