@@ -61,7 +61,7 @@ class Hook:
         self.payload, self.tower, self.deadline = payload, tower, deadline
         self.spool = files.Spool()
         claude_session = str(payload["session_id"])
-        self.record_path = files.state_home() / "claude-code" / f"{_safe_id(claude_session)}.json"
+        self.record_path = files.state_file("claude-code", claude_session)
         self.record = files.read_json(self.record_path)
         self.claude_session = claude_session
 
@@ -155,7 +155,7 @@ class Hook:
             if refusal.code in ("stale_expected_seq", "transition_not_allowed"):
                 return self.hand_over()  # something came: a message, a reclaim
             return None
-        spooling.learn(self.session, answer)
+        files.remember(self.session, answer)
         return None
 
     def hand_over(self) -> dict | None:
@@ -165,7 +165,7 @@ class Hook:
         view = self.view()
         if view is None:
             return None
-        files.remember_answer(self.session, view["seq"], view["status"], None)
+        files.remember(self.session, view)
         if view["status"] == "closed":
             if view.get("outcome") != "lapsed":
                 return None
@@ -182,7 +182,7 @@ class Hook:
             answer = self.tower.request(
                 "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()
             )
-            spooling.learn(self.session, answer)
+            files.remember(self.session, answer)
         except (Unreachable, Refused):
             pass  # a message landed meanwhile (or the tower went): it stays pending
         return self.say(messages_text(fresh), deny=True)
@@ -244,7 +244,7 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
     except (Unreachable, Refused) as error:
         log(f"claim on {plan}: {error}")
         return None
-    spooling.learn(claimed["id"], claimed)
+    files.remember(claimed["id"], claimed)
     hook.begin(claimed["id"], generation)
     text = "\n".join(
         [

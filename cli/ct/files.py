@@ -86,22 +86,33 @@ def update_json(path: Path, change: Callable[[dict], dict | None], deadline: flo
         return kept
 
 
+def state_file(folder: str, name: str) -> Path:
+    """The state file of `name` (a session's id, a Claude Code session's) in `folder`."""
+    return state_home() / folder / f"{_safe(name)}.json"
+
+
 def stream_state_path(session: str) -> Path:
     """What `ct` last learnt of a session: its seq, status and last event's position."""
-    return state_home() / "sessions" / f"{_safe(session)}.json"
+    return state_file("sessions", session)
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "_"
 
 
-def remember_answer(session: str, seq: int, status: str | None, position: int | None) -> None:
-    """Keep an append's answer: a later `ct wait` starts at its position, and a hook's
-    heartbeat expects its seq."""
+def remember(session: str | None, answer: dict) -> None:
+    """Keep what the tower's answer says of `session` (an append's answer, with the
+    session's view and the event's position, or a session's view itself): a later `ct
+    wait` starts at the position, and a hook's heartbeat expects the seq. An older
+    answer arriving late changes nothing."""
+    view = answer.get("session", answer)
+    if session is None or not isinstance(view, dict) or "seq" not in view:
+        return
+    seq, position = view["seq"], answer.get("position")
 
     def newer(known: dict) -> None:
         if known.get("seq", 0) <= seq:
-            known.update(seq=seq, status=status)
+            known.update(seq=seq, status=view.get("status"))
             if position is not None:
                 known["position"] = position
 
@@ -145,10 +156,6 @@ class Spool:
             return self.path.stat().st_size > 0
         except OSError:
             return False
-
-    def entries(self) -> list[dict]:
-        with locked(self.lock):
-            return self._read()
 
     def _read(self) -> list[dict]:
         try:

@@ -67,8 +67,7 @@ def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> 
         body["expected_seq"] = args.expected_seq
     key = args.idempotency_key or new_key()
     answer = tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
-    view = answer["session"]
-    files.remember_answer(session, view["seq"], view["status"], answer.get("position"))
+    files.remember(session, answer)
     return answer
 
 
@@ -94,7 +93,7 @@ def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     body = {name: value for name, value in body.items() if value is not None}
     key = args.idempotency_key or new_key()
     view = tower.request("POST", "/sessions", body=body, key=key)
-    files.remember_answer(view["id"], view["seq"], view["status"], None)
+    files.remember(view["id"], view)
     say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
 
 
@@ -138,7 +137,7 @@ def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
 def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
     key = args.idempotency_key or new_key()
     claimed = tower.request("POST", f"/plans/{args.plan}/claim", body={}, key=key)
-    files.remember_answer(claimed["id"], claimed["seq"], claimed["status"], None)
+    files.remember(claimed["id"], claimed)
     lines = [
         f"claimed {claimed['node']} of {claimed['plan']}: {claimed.get('title') or ''}",
         f"session {claimed['id']}",

@@ -5,7 +5,7 @@ each under its own idempotency key: nothing lost, nothing doubled."""
 import time
 
 from ct import files
-from ct.client import Refused, Tower, Unreachable, new_key
+from ct.client import REFUSED, Refused, Tower, Unreachable, new_key
 
 # A spooled heartbeat expects the session's seq as known when it is sent, not when it
 # was spooled: the events spooled before it move the seq on.
@@ -66,11 +66,11 @@ def _send_all(tower: Tower, spool: files.Spool, deadline: float) -> bool:
         except Unreachable:
             return False
         except Refused as refusal:
-            if refusal.exit_status != 1:
+            if refusal.exit_status != REFUSED:
                 return False  # not signed in or not allowed: keep it until that is fixed
             _set_aside(waiting, refusal)  # it can never be taken (e.g. a closed session)
         else:
-            learn(waiting.get("session"), answer)
+            files.remember(waiting.get("session"), answer)
         spool.drop_first()
 
 
@@ -82,14 +82,6 @@ def _body(waiting: dict) -> dict:
         if body["expected_seq"] is None:
             del body["expected_seq"]
     return body
-
-
-def learn(session: str | None, answer: dict) -> None:
-    """Keep what an append's answer says of its session (`files.remember_answer`)."""
-    view = answer.get("session", answer)
-    if session is None or not isinstance(view, dict) or "seq" not in view:
-        return
-    files.remember_answer(session, view["seq"], view.get("status"), answer.get("position"))
 
 
 def _set_aside(waiting: dict, refusal: Refused) -> None:
