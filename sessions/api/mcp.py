@@ -36,7 +36,7 @@ from pydantic import TypeAdapter
 from sessions.api import schemas
 from sessions.domain import vocabulary
 from sessions.http import error_body, error_response
-from sessions.rules.tokens import TokenExpired, bearer_for_token
+from sessions.rules.tokens import TokenRefused, bearer_of_header
 
 PATH = "/mcp"
 
@@ -461,11 +461,9 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     if scheme.lower() != "bearer" or not token.strip():
         return _unauthorized("Send a token as 'Authorization: Bearer <token>'.")
     try:
-        bearer = bearer_for_token(token.strip())
-    except TokenExpired as expired:
-        return _unauthorized(str(expired), "token_expired")
-    if bearer is None:
-        return _unauthorized("The bearer token is missing, unknown or revoked.")
+        bearer = bearer_of_header(f"Bearer {token}")
+    except TokenRefused as refused:
+        return _unauthorized(refused.detail, refused.code)
     request.token_bearer = bearer  # the tools' API requests act as it, not asking again
     try:
         body = request.body

@@ -40,7 +40,7 @@ from sessions.rules.append import (
     start_unnamed,
     status_of,
 )
-from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenExpired, bearer_for_token
+from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenRefused, bearer_of_header
 from sessions.store.connections import server_key
 
 # How each domain refusal is said over HTTP.
@@ -78,16 +78,11 @@ READING = ("GET", "HEAD", "OPTIONS")
 
 
 def bearer_of(header: str) -> Bearer:
-    """The bearer an Authorization header names; `ApiError` 401 when it names none that
-    may act (unknown, revoked, expired, or its user deactivated)."""
-    scheme, _, token = header.partition(" ")
+    """`tokens.bearer_of_header`, its refusal a 401."""
     try:
-        bearer = bearer_for_token(token.strip()) if scheme.lower() == "bearer" else None
-    except TokenExpired as expired:
-        raise ApiError(401, "token_expired", str(expired)) from None
-    if bearer is None:
-        raise ApiError(401, "unauthorized", "The bearer token is missing, unknown or revoked.")
-    return bearer
+        return bearer_of_header(header)
+    except TokenRefused as refused:
+        raise ApiError(401, refused.code, refused.detail) from None
 
 
 class BearerToken(HttpBearer):

@@ -64,11 +64,21 @@ READ_ONLY_REFUSAL = (
 )
 
 
-class TokenExpired(Exception):
+class TokenRefused(Exception):
+    """An Authorization header that names no bearer who may act: `code` for programs,
+    `detail` for people."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code, self.detail = code, detail
+
+
+class TokenExpired(TokenRefused):
     def __init__(self, expired_at: datetime) -> None:
         super().__init__(
+            "token_expired",
             f"The token expired at {expired_at:%Y-%m-%d %H:%M} UTC; make a new one on the"
-            " Tokens page."
+            " Tokens page.",
         )
         self.expired_at = expired_at
 
@@ -103,3 +113,14 @@ def bearer_for_token(token: str) -> Bearer | None:
     if found.last_used_at is None or now - found.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=found.id).update(last_used_at=now)
     return Bearer(found.user, found.scope == READ)
+
+
+def bearer_of_header(header: str) -> Bearer:
+    """The bearer an Authorization header names, for the API and /mcp alike;
+    `TokenRefused` when it names none that may act (not a bearer token, unknown,
+    revoked, of a deactivated user, or expired)."""
+    scheme, _, token = header.partition(" ")
+    bearer = bearer_for_token(token.strip()) if scheme.lower() == "bearer" else None
+    if bearer is None:
+        raise TokenRefused("unauthorized", "The bearer token is missing, unknown or revoked.")
+    return bearer
