@@ -33,10 +33,12 @@ from pathlib import Path
 from append_http import PORT, start_server
 from common import percentile, report, run_per_engine, setup_django
 
+from tests.ct_tools import CT, hook_payload
+from tests.ct_tools import ct_env as tests_ct_env
+
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
 WAITS = int(os.environ.get("BENCH_WAITS", "20"))
 WATCH = 30.0
-CT = str(Path(sys.executable).parent / "ct")
 SID = "bench-claude-session"
 
 
@@ -76,28 +78,17 @@ class CountingListener:
 
 
 def ct_env(home: Path, url: str, token: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CT_", "XDG_", "DJANGO"))}
-    env.update(HOME=str(home), XDG_STATE_HOME=str(home / "state"), CT_URL=url, CT_TOKEN=token)
-    env.pop("DATABASE_URL", None)
-    # As on an agent's machine: Python keeps the compiled modules (this VM's environment
-    # turns that off, which would make every run compile `ct` again).
+    """The tests' `ct` environment (its own HOME and state, the tower), as on an agent's
+    machine: Python keeps the compiled modules (this VM's environment turns that off,
+    which would make every run compile `ct` again)."""
+    env = tests_ct_env(home, url, token)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 def payload(event: str, cwd: Path) -> str:
-    fields = {
-        "PreToolUse": {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"},
-        "PostToolUse": {
-            "tool_name": "Bash",
-            "tool_input": {"command": "ls"},
-            "tool_response": {"stdout": ""},
-            "tool_use_id": "t",
-        },
-        "SessionStart": {"source": "startup"},
-    }[event]
-    base = {"session_id": SID, "transcript_path": "/dev/null", "cwd": str(cwd)}
-    return json.dumps({**base, "hook_event_name": event, **fields})
+    """A hook input shaped as Claude Code's published types define it (the tests' own)."""
+    return json.dumps(hook_payload(event, SID, cwd))
 
 
 def wall_ms(args: list[str], env: dict, stdin: str | None = None, before=None) -> list[float]:
