@@ -69,20 +69,24 @@ def get_item(mapping, key):
 
 
 def _box_texts(box, view):
-    """A node box's second line and its tooltip: the state, and for a running node its
-    session's status, stale badge and blockers."""
+    """A node box's state line and its full description (tooltip, and the line under
+    the graph on hover and focus): the state, the critical path, and for a running node
+    its session's status, stale or lapsed, and blockers. The state line is kept short
+    enough for the narrowest box: what it leaves out is in the description."""
     sub = [words(box.state)]
     tip = f"{box.title} ({box.key}): {words(box.state)}"
+    if box.critical:
+        tip += ", on the critical path"
     if view is not None:
-        sub.append(words(view.status))
         tip += f", {words(view.status)}"
+        if view.status != "active":  # a running or lapsed node's session is active
+            sub.append(words(view.status))
         quiet = "lapsed" if view.attention and view.attention.kind == "lapsed" else "stale"
         if view.stale or quiet == "lapsed":
-            sub.append(quiet)
             tip += f", {quiet}"
-        if view.blocker_count:
-            sub.append(f"{view.blocker_count} blocker{'s' if view.blocker_count > 1 else ''}")
-            tip += "".join(f"; blocked on {block.reason}" for block in view.blockers)
+            if quiet != box.state:
+                sub.append(quiet)
+        tip += "".join(f"; blocked on {block.reason}" for block in view.blockers)
     return " · ".join(sub), tip
 
 
@@ -92,17 +96,20 @@ _ARROW = (
 )
 _BOX = (
     '<g class="node state-{}{}" data-node="{}" data-state="{}" transform="translate({},{})">'
-    "{}<title>{}</title>"
+    '<a href="{}"><title>{}</title>'
     '<rect width="{}" height="{}" rx="6"></rect>'
-    '<text x="10" y="20" class="title">{}</text><text x="10" y="40" class="sub">{}</text>{}</g>'
+    '<text class="title" clip-path="url(#box-text)">{}</text>'
+    '<text x="{}" y="{}" class="sub" clip-path="url(#box-text)">{}</text></a></g>'
 )
+_LINE = '<tspan x="{}" y="{}">{}</tspan>'
 
 
 @register.simple_tag
 def plan_graph(drawing, sessions):
     """The plan's DAG as SVG elements. Built here with the standard library's `escape`
     on every text (keys, titles, reasons, ids), not in a template loop or `format_html`,
-    whose per-value overhead made a 500-node page slow (bench/RESULTS.md)."""
+    whose per-value overhead made a 500-node page slow (bench/RESULTS.md). Every box is
+    a link: to its session, else to its entry in the node list under the graph."""
     session_url = reverse("session", args=["SESSION"])
     parts = []
     for a in drawing.arrows:
@@ -112,25 +119,54 @@ def plan_graph(drawing, sessions):
     for box in drawing.boxes:
         view = sessions.get(box.session) if box.session else None
         sub, tip = _box_texts(box, view)
-        link = box.session and session_url.replace("SESSION", box.session, 1)
+        key = escape(box.key)
+        link = session_url.replace("SESSION", escape(box.session), 1) if box.session else ""
+        tip = escape(tip)
+        title = "".join(
+            _LINE.format(drawing.text_x, y, escape(line))
+            for y, line in zip(drawing.line_ys, box.lines, strict=False)
+        )
         parts.append(
             _BOX.format(
                 box.state,
                 " critical" if box.critical else "",
-                escape(box.key),
+                key,
                 box.state,
                 box.x,
                 box.y,
-                f'<a href="{escape(link)}">' if link else "",
-                escape(tip),
+                link or f"#node-{key}",
+                tip,
                 drawing.box_width,
                 drawing.box_height,
-                escape(box.label),
+                title,
+                drawing.text_x,
+                drawing.sub_y,
                 escape(sub),
-                "</a>" if link else "",
             )
         )
     return mark_safe("\n".join(parts))  # every text in it is escaped above
+
+
+_LISTED = '<li id="node-{}" data-node="{}">{} <code>{}</code> — {}</li>'
+
+
+@register.simple_tag
+def node_list(drawing):
+    """The drawing's nodes as list items, in its columns' order: each full title (a link
+    to its session when it has one), key, state, the critical path, and its needs. Built
+    like `plan_graph`, for the same reason."""
+    session_url = reverse("session", args=["SESSION"])
+    items = []
+    for box in drawing.boxes:
+        key, title = escape(box.key), escape(box.title)
+        if box.session:
+            link = session_url.replace("SESSION", escape(box.session), 1)
+            title = f'<a href="{link}">{title}</a>'
+        facts = words(box.state) + (", on the critical path" if box.critical else "")
+        if box.needs:
+            facts += "; needs " + ", ".join(box.needs)
+        items.append(_LISTED.format(key, key, title, key, escape(facts)))
+    return mark_safe("\n".join(items))  # every text in it is escaped above
 
 
 @register.filter

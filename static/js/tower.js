@@ -105,3 +105,87 @@ document.addEventListener("htmx:afterSettle", () => {
   poll();
   setInterval(poll, 1000 * Number(button.dataset.pollSeconds || 5));
 })();
+
+// The plan's graph fits its frame's width (at first never under half size: below that,
+// it pans; "Fit" and 0 fit it whole at any size), and zooms and pans: the buttons; + −
+// and 0 on the focused frame (the arrow keys scroll it); dragging. The zoom and the view
+// are kept across live refreshes. A node's full title and state show under the graph on
+// hover and focus.
+(function towerGraph() {
+  const FLOOR = 0.5, MIN = 0.1, MAX = 2, STEP = 1.25;
+  let zoom = null, view = null;  // zoom: null at first, "fit", or a scale
+  const frame = () => document.getElementById("plan-graph");
+  function scaleOf(graph) {
+    const whole = Math.min(1, graph.clientWidth / Number(graph.dataset.width));
+    if (zoom === null) return Math.max(FLOOR, whole);
+    return zoom === "fit" ? whole : zoom;
+  }
+  function show(graph) {
+    const svg = graph.querySelector("svg"), scale = scaleOf(graph);
+    svg.style.width = Number(graph.dataset.width) * scale + "px";
+    svg.style.height = Number(graph.dataset.height) * scale + "px";
+    graph.dataset.scale = scale.toFixed(3);
+    graph.classList.toggle("zoomable", graph.scrollWidth > graph.clientWidth || graph.scrollHeight > graph.clientHeight);
+    const level = document.querySelector(".graph-tools .zoom-level");
+    if (level) level.textContent = Math.round(scale * 100) + "%";
+  }
+  function setUp() {
+    const graph = frame();
+    if (!graph || graph.dataset.scale) return;
+    graph.previousElementSibling.hidden = false;
+    show(graph);
+    if (view) { graph.scrollLeft = view.left; graph.scrollTop = view.top; }
+  }
+  function zoomBy(how) {
+    const graph = frame();
+    if (!graph) return;
+    const now = Number(graph.dataset.scale);
+    if (how === "fit") zoom = "fit";
+    else if (how === "actual") zoom = 1;
+    else zoom = Math.min(MAX, Math.max(MIN, how === "in" ? now * STEP : now / STEP));
+    show(graph);
+  }
+  document.addEventListener("DOMContentLoaded", setUp);
+  document.addEventListener("htmx:beforeSwap", () => {
+    const graph = frame();
+    if (graph) view = { left: graph.scrollLeft, top: graph.scrollTop };
+  });
+  document.addEventListener("htmx:afterSettle", setUp);
+  window.addEventListener("resize", () => { const graph = frame(); if (graph) show(graph); });
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-zoom]");
+    if (button) zoomBy(button.dataset.zoom);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.target !== frame() || event.ctrlKey || event.metaKey || event.altKey) return;
+    const how = { "+": "in", "=": "in", "-": "out", "0": "fit" }[event.key];
+    if (!how) return;
+    event.preventDefault();
+    zoomBy(how);
+  });
+  let drag = null;
+  document.addEventListener("pointerdown", (event) => {
+    const graph = frame();
+    if (!graph || !graph.contains(event.target) || event.target.closest("a") || event.button !== 0) return;
+    drag = { x: event.clientX, y: event.clientY, left: graph.scrollLeft, top: graph.scrollTop };
+    graph.classList.add("panning");
+  });
+  document.addEventListener("pointermove", (event) => {
+    const graph = frame();
+    if (!drag || !graph) return;
+    graph.scrollLeft = drag.left - (event.clientX - drag.x);
+    graph.scrollTop = drag.top - (event.clientY - drag.y);
+  });
+  document.addEventListener("pointerup", () => {
+    drag = null;
+    const graph = frame();
+    if (graph) graph.classList.remove("panning");
+  });
+  const detail = (event) => {
+    const node = event.target.closest && event.target.closest(".graph g.node > a");
+    const line = document.getElementById("plan-graph-detail");
+    if (node && line) line.textContent = node.querySelector("title").textContent;
+  };
+  document.addEventListener("mouseover", detail);
+  document.addEventListener("focusin", detail);
+})();

@@ -7,7 +7,6 @@ from playwright.sync_api import expect
 from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from tests.browser.conftest import ARTIFACTS
 from tests.test_jsonl import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -51,7 +50,7 @@ def test_the_plan_draws_nodes_by_state_and_marks_the_critical_path(page_as, alic
 
 def test_a_person_starts_a_ready_node_and_lands_on_its_session(page_as, alice, plan):
     page = page_as(alice, "/plans/rel/")
-    page.locator("li[data-node='schema']").get_by_role("button", name="Start").click()
+    page.locator(".ready li[data-node='schema']").get_by_role("button", name="Start").click()
     expect(page.locator(".message")).to_contain_text("Started 'schema'")
     expect(node(page, "schema")).to_have_attribute("data-state", "running")
     node(page, "schema").locator("a").click()
@@ -61,9 +60,11 @@ def test_a_person_starts_a_ready_node_and_lands_on_its_session(page_as, alice, p
 
 def test_two_people_start_the_same_node_one_wins_the_other_sees_why(page_as, alice, bob, plan):
     first, second = page_as(alice, "/plans/rel/"), page_as(bob, "/plans/rel/")
-    first.locator("li[data-node='schema']").get_by_role("button", name="Start").click()
+    second.evaluate("towerMayRefresh = () => false")  # bob's page has not refreshed yet
+    second.wait_for_function("() => !document.querySelector('.htmx-request')")  # nor will
+    first.locator(".ready li[data-node='schema']").get_by_role("button", name="Start").click()
     expect(first.locator(".message")).to_contain_text("Started")
-    second.locator("li[data-node='schema']").get_by_role("button", name="Start").click()
+    second.locator(".ready li[data-node='schema']").get_by_role("button", name="Start").click()
     expect(second.locator(".message")).to_contain_text("Not started")
     expect(second.locator(".message")).to_contain_text("already working on it")
     assert Event.objects.filter(type=START, plan="rel", node="schema").count() == 1
@@ -114,30 +115,8 @@ def test_closing_as_failed_shows_on_the_card_and_fails_the_dependents(page_as, a
     expect(node(page, "api")).to_have_attribute("data-state", "upstream_failed")
 
 
-def test_a_forty_node_plan_stays_readable(page_as, alice):
-    nodes = [{"key": f"n{i:02d}", "title": f"Step {i}"} for i in range(42)]
-    for i, item in enumerate(nodes[6:], start=6):
-        item["needs"] = sorted({f"n{i - 6:02d}", f"n{i - 1 - (i * 7) % 5:02d}"})
-    append_event("big", PLAN_CREATE, {"title": "Big", "nodes": nodes}, user=alice)
-    page = page_as(alice, "/plans/big/")
-    expect(page.locator("g.node")).to_have_count(42)
-    boxes = [page.locator(f"g.node[data-node='{n['key']}'] rect").bounding_box() for n in nodes]
-    overlapping = [
-        (a, b)
-        for i, a in enumerate(boxes)
-        for b in boxes[i + 1 :]
-        if a["x"] < b["x"] + b["width"]
-        and b["x"] < a["x"] + a["width"]
-        and a["y"] < b["y"] + b["height"]
-        and b["y"] < a["y"] + a["height"]
-    ]
-    assert overlapping == []
-
-
-def test_the_demo_plan_screenshot(page_as, alice):
+def test_the_demo_plan_shows_each_node_in_its_state(page_as, alice):
     assert import_logs(DEMO) == (None, "")
     page = page_as(alice, "/plans/payments-v2/")
     expect(node(page, "api")).to_have_attribute("data-state", "running")
     expect(node(page, "refund-ui")).to_have_attribute("data-state", "upstream_failed")
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "plan.png"), full_page=True)
