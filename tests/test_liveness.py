@@ -414,3 +414,41 @@ def test_the_list_of_sessions_needing_attention_holds_a_lapsed_one_not_yet_stale
     ]
     others = get(client, "/api/sessions?attention=false", token).json()["items"]
     assert [s["id"] for s in others] == ["quiet-plain"]
+
+
+def test_loading_the_demo_again_leaves_it_as_it_was_and_says_so(alice):
+    import io
+
+    from django.core.management import call_command
+
+    from tests.test_jsonl import DEMO
+
+    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), verbosity=0)
+    before = list(
+        Event.objects.order_by("session", "seq").values_list("session", "seq", "timestamp")
+    )
+    said = io.StringIO()
+    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), stdout=said)
+    assert f"{len(list(DEMO.iterdir()))} unchanged" in said.getvalue()
+    after = list(
+        Event.objects.order_by("session", "seq").values_list("session", "seq", "timestamp")
+    )
+    assert after == before
+
+
+def test_a_moved_log_that_differs_from_the_stored_one_is_still_refused(alice, tmp_path):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    from tests.test_jsonl import DEMO
+
+    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), verbosity=0)
+    changed = tmp_path / "docs-fr.jsonl"
+    changed.write_text((DEMO / "docs-fr.jsonl").read_text().replace("which audience?", "who?"))
+    said = io.StringIO()
+    with pytest.raises(CommandError, match="1 file"):
+        call_command(
+            "import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(changed), stderr=said
+        )
+    assert "already exists with different events" in said.getvalue()

@@ -57,6 +57,32 @@ def test_a_single_midnight_still_draws_a_band_per_status():
     assert all(len(area.points.split()) == 4 for area in chart.areas)
 
 
+def times_found(cycle=(0, 5400, 7200), blocked=(None, None, None), review=(30, 30, 60)):
+    return {
+        key: dict(zip(("p50", "p85", "max"), values, strict=True))
+        for key, values in (
+            ("cycle_time", cycle),
+            ("blocked_time", blocked),
+            ("review_time", review),
+        )
+    }
+
+
+def test_each_time_bar_has_its_value_written_beside_it():
+    chart = charts.times(times_found())
+    said = [text for _, _, text in chart.labels if text.startswith(("p50", "p85", "max"))]
+    assert said[:3] == ["p50 0 s", "p85 1 h", "max 2 h"]
+    assert said[-3:] == ["p50 30 s", "p85 30 s", "max 1 min"]
+
+
+def test_a_zero_time_draws_a_sliver_and_no_time_draws_no_bar():
+    chart = charts.times(times_found())
+    cycle_p50, *_ = chart.bars
+    assert cycle_p50.width == charts.ZERO_BAR
+    assert [bar.width for bar in chart.bars[3:6]] == [0, 0, 0]
+    assert [text for _, _, text in chart.labels][5:8] == ["p50 none", "p85 none", "max none"]
+
+
 @pytest.mark.django_db
 def test_an_event_at_the_calendar_s_last_day_leaves_the_metrics_answering(alice_client, alice):
     from datetime import UTC, datetime
@@ -84,3 +110,9 @@ def test_a_window_past_the_calendar_is_re_shown_with_its_error(alice_client):
     page = alice_client.get("/metrics/?since=9999-12-01&until=9999-12-31")
     assert page.status_code == 400
     assert "years 2 to 9998" in page.content.decode()
+
+
+def test_the_longest_time_bar_leaves_room_for_its_value():
+    chart = charts.times(times_found())
+    longest = max(chart.bars, key=lambda bar: bar.width)
+    assert longest.x + longest.width + charts.VALUE_ROOM <= charts.LEFT + charts._plot_width()

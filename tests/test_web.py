@@ -107,6 +107,14 @@ def test_an_unknown_session_page_is_404(alice_client):
     assert alice_client.get("/sessions/nope/").status_code == 404
 
 
+def test_a_page_not_found_is_the_tower_s_own_page_saying_what_is_missing(alice_client):
+    page = alice_client.get("/plans/nope/")
+    assert page.status_code == 404
+    html = page.content.decode()
+    assert '<main id="main"' in html and "<h1>Not found</h1>" in html
+    assert "There is no plan &#x27;nope&#x27;." in html
+
+
 def test_starting_a_session_without_javascript_redirects_to_the_board(alice_client):
     response = alice_client.post(reverse("start"), {"title": "New work", "note": ""})
     assert response.status_code == 302

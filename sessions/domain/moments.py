@@ -1,4 +1,5 @@
-"""Moments given as text: what a view "as of" or a metrics window accepts."""
+"""Moments given as text (what a view "as of" or a metrics window accepts), and lengths of
+time said for people."""
 
 from datetime import UTC, datetime
 
@@ -28,3 +29,15 @@ def moment(value: object, naive_is_utc: bool = False) -> datetime:
     if not 2 <= found.year <= 9998:
         raise ValueError("must be in the years 2 to 9998")
     return found
+
+
+def spoken_length(seconds: float) -> str:
+    """A length of time for people, compactly: `40 s`, `45 min`, `6 h`, `3 d`."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    if whole < 2 * 86400:
+        return f"{whole // 3600} h"
+    return f"{whole // 86400} d"

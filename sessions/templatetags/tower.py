@@ -8,6 +8,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from sessions.domain.moments import spoken_length
+
 register = template.Library()
 
 
@@ -171,14 +173,8 @@ def node_list(drawing):
 
 @register.filter
 def duration(value):
-    """A length of time for people, compactly: `45 min`, `6 h`, `3 d` (seconds or a
-    timedelta)."""
-    seconds = int(value.total_seconds() if isinstance(value, timedelta) else value)
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 86400} d"
+    """`moments.spoken_length` of seconds or a timedelta: `45 min`, `6 h`, `3 d`."""
+    return spoken_length(value.total_seconds() if isinstance(value, timedelta) else value)
 
 
 ATTENTION_WORDS = {

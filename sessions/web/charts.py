@@ -8,10 +8,13 @@ a table. Coordinates are in a fixed view box; the page scales it to its width.
 from dataclasses import dataclass
 
 from sessions.domain.metrics import FLOW_STATUSES
+from sessions.domain.moments import spoken_length
 from sessions.domain.vocabulary import OUTCOMES
 
 WIDTH, HEIGHT = 640, 220
 LEFT, BOTTOM, TOP = 48, 28, 10  # room for the axis labels
+ZERO_BAR = 2  # a zero's bar: a sliver
+VALUE_ROOM = 80  # the room after the longest bar, for its value
 TIMES = (
     ("cycle_time", "Cycle time"),
     ("blocked_time", "Time blocked"),
@@ -101,7 +104,9 @@ def flow(days: list[str], counts: dict) -> Chart:
 
 
 def times(found: dict) -> Chart:
-    """Horizontal bars: p50, p85 and max of the cycle, blocked and review times."""
+    """Horizontal bars: p50, p85 and max of the cycle, blocked and review times, each
+    with its value written after it. A zero still draws a sliver, so that "0 s" is seen
+    as a value and not as a bar missing; no value at all ("none") draws no bar."""
     values = [found[key][p] or 0 for key, _ in TIMES for p in ("p50", "p85", "max")]
     scale = max(values, default=0) or 1
     band = _plot_height() / len(TIMES)
@@ -110,10 +115,13 @@ def times(found: dict) -> Chart:
         labels.append((LEFT + 4, TOP + index * band + 9, title))
         for row, percentile in enumerate(("p50", "p85", "max")):
             seconds = found[key][percentile]
-            width = _plot_width() * (seconds or 0) / scale
+            said = "none" if seconds is None else spoken_length(seconds)
+            length = (_plot_width() - VALUE_ROOM) * (seconds or 0) / scale
+            width = 0 if seconds is None else max(length, ZERO_BAR)
             y = TOP + 12 + index * band + row * (band - 12) / 3.2
-            label = f"{title} {percentile}: {'none' if seconds is None else seconds} s"
-            bars.append(Bar(LEFT, y, width, (band - 12) / 4, percentile, label))
+            height = (band - 12) / 4
+            bars.append(Bar(LEFT, y, width, height, percentile, f"{title} {percentile}: {said}"))
+            labels.append((round(LEFT + width + 4, 1), y + height - 1, f"{percentile} {said}"))
     return Chart(bars, [], [], scale, labels)
 
 

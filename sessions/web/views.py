@@ -404,7 +404,9 @@ def act(request, session_id, slug):
 def acted(request, context, part, page, status):
     """What a form's post answers: for htmx, the fresh `part` and the page's notice
     replaced out of band, so that a message outlives the refresh that follows; else the
-    whole `page`. A change (or a lost race) is announced to the page's other parts."""
+    whole `page`. A change (or a lost race) is announced to the page's other parts. The
+    notice of a success looks like one, not like the warning of a refusal."""
+    context = {**context, "notice_succeeded": status < 400}
     if request.htmx:
         context = {**context, "part": part, "notice_oob": True}
         response = render(request, "sessions/_acted.html", context, status=status)

@@ -22,6 +22,7 @@ DEMO_PAGES = [
     "/metrics/",
     "/tokens/",
     "/webhooks/",
+    "/plans/no-such-plan/",  # the page of a 404
 ]
 LAUNCH_ARGS = [
     "--no-sandbox",

@@ -3,7 +3,7 @@ sideways, with the demo's sessions and plans loaded (long titles, the 15-node pl
 
 import pytest
 
-from tests.browser.conftest import DEMO_PAGES
+from tests.browser.conftest import ARTIFACTS, DEMO_PAGES
 from tests.test_jsonl import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,3 +33,17 @@ def test_the_sign_in_page_does_not_scroll_sideways(anonymous_page, live_server, 
     anonymous_page.set_viewport_size({"width": width, "height": 900})
     anonymous_page.goto(live_server.url + "/accounts/login/")
     assert sideways(anonymous_page) == 0
+
+
+def test_the_board_at_a_phone_s_width(page_as, alice):
+    """The board at 390 px, for the README: the navigation on one line of its own, which
+    scrolls within itself rather than wrapping; the cards in one column."""
+    assert import_logs(DEMO) == (None, "")
+    page = page_as(alice, "/", width=390)
+    nav = page.locator(".topbar nav")
+    links = nav.get_by_role("link")
+    tops = {round(box["y"]) for box in (links.nth(i).bounding_box() for i in range(links.count()))}
+    assert len(tops) == 1, "the navigation wraps"
+    assert sideways(page) == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "board-phone.png"), full_page=False)

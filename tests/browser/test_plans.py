@@ -52,6 +52,7 @@ def test_a_person_starts_a_ready_node_and_lands_on_its_session(page_as, alice, p
     page = page_as(alice, "/plans/rel/")
     page.locator(".ready li[data-node='schema']").get_by_role("button", name="Start").click()
     expect(page.locator(".message")).to_contain_text("Started 'schema'")
+    expect(page.locator(".message")).to_have_class("message success")  # not a warning
     expect(node(page, "schema")).to_have_attribute("data-state", "running")
     node(page, "schema").locator("a").click()
     expect(page.get_by_role("heading", name="Design the schema")).to_be_visible()
@@ -67,6 +68,7 @@ def test_two_people_start_the_same_node_one_wins_the_other_sees_why(page_as, ali
     second.locator(".ready li[data-node='schema']").get_by_role("button", name="Start").click()
     expect(second.locator(".message")).to_contain_text("Not started")
     expect(second.locator(".message")).to_contain_text("already working on it")
+    expect(second.locator(".message")).to_have_class("message")  # a warning
     assert Event.objects.filter(type=START, plan="rel", node="schema").count() == 1
 
 

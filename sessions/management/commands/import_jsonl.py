@@ -90,7 +90,8 @@ class Command(BaseCommand):
                 if records and records[0].type == PLAN_CREATE:
                     self.planned[session_id] = set(plans.graph_of(records).nodes)
                 return "valid"
-            return "imported" if import_stream(session_id, records) else "unchanged"
+            moved = self.moved_by is not None
+            return "imported" if import_stream(session_id, records, moved) else "unchanged"
         except LogError as exc:
             where = f"{path}:{exc.line}" if exc.line else str(path)
             self.stderr.write(f"{where}: {exc.reason}")
