@@ -84,10 +84,11 @@ clean:
 	rm -rf $(VENV) staticfiles .test-db.sqlite3* $(AGENTS)/node_modules $(AGENTS)/sdk.d.ts
 
 # Load the demo logs (a dozen sessions in every state, a lapsed node, a reclaimed one and a
-# message waiting) into the local database, moved so that they end just now.
+# message waiting) into the local database, moved so that they end just now (they were
+# written as of the moment in demo/written-as-of).
 demo: $(VENV)/.run-installed
 	$(RUN_ENV) $(PY) manage.py migrate --noinput -v0
-	$(RUN_ENV) $(PY) manage.py import_jsonl --as-if-now 2026-11-29T08:00:00Z demo/
+	$(RUN_ENV) $(PY) manage.py import_jsonl --as-if-now $$(cat demo/written-as-of) demo/
 
 # Print a new API token for a user: make token user=admin [name=my-agent]
 token: $(VENV)/.run-installed

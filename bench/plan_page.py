@@ -8,8 +8,9 @@ layers back (an arrow crossing three columns in lanes of their own):
 1. the layout alone (`drawing.draw` of the plan's view);
 2. the whole page, in process (`/plans/<id>/` with the Django test client);
 3. in Chromium (/usr/bin/chromium, when there is one), over HTTP from gunicorn: the
-   browser's own share (the response's last byte to the load event, which includes the
-   graph's first fitting) and the first contentful paint from navigation start.
+   browser's own share, from the response's last byte to the load event (parsing, the
+   scripts, the graph's fitting, layout). (The first contentful paint was tried too: on
+   repeated loads of one page Chromium seldom reports it.)
 Median of RUNS runs (range), each run the median of its repeats.
 """
 
@@ -41,12 +42,11 @@ def plan_nodes(count):
 
 
 def spread(samples, unit=" ms"):
-    samples = [sample for sample in samples if sample == sample]  # a load may not paint
     return f"{statistics.median(samples):.1f}{unit} ({min(samples):.1f}–{max(samples):.1f})"
 
 
 def browser_times(plan_ids, cookie):
-    """Per plan: the browser's share and the first contentful paint, in ms (medians)."""
+    """Per plan: the browser's share of each load, in ms."""
     from playwright.sync_api import sync_playwright
 
     found = {}
@@ -58,19 +58,18 @@ def browser_times(plan_ids, cookie):
         )
         page = context.new_page()
         for plan_id in plan_ids:
-            shares, paints = [], []
+            shares = []
             for _ in range(RUNS + 1):
                 page.goto(f"http://127.0.0.1:{PORT}/plans/{plan_id}/", wait_until="load")
-                share, paint = page.evaluate(
-                    """() => {
-                      const nav = performance.getEntriesByType("navigation")[0];
-                      const fcp = performance.getEntriesByName("first-contentful-paint")[0];
-                      return [nav.loadEventEnd - nav.responseEnd, fcp ? fcp.startTime : NaN];
-                    }"""
+                shares.append(
+                    page.evaluate(
+                        """() => {
+                          const nav = performance.getEntriesByType("navigation")[0];
+                          return nav.loadEventEnd - nav.responseEnd;
+                        }"""
+                    )
                 )
-                shares.append(share)
-                paints.append(paint)
-            found[plan_id] = (shares[1:], paints[1:])  # the first load warms the caches
+            found[plan_id] = shares[1:]  # the first load warms the caches
         browser.close()
     return found
 
@@ -142,15 +141,14 @@ def main():
             server.terminate()
             server.wait()
         for row, size in zip(rows, SIZES, strict=True):
-            shares, paints = times[f"p{size}"]
-            row += [spread(shares), spread(paints)]
+            row.append(spread(times[f"p{size}"]))
     else:
         for row in rows:
-            row += ["no Chromium", "no Chromium"]
+            row.append("no Chromium")
     report(
         f"The plan page's graph (SQLite): median of {RUNS} runs (range)",
         rows,
-        ["nodes", "layout", "page, in process", "page size", "Chromium's share", "first paint"],
+        ["nodes", "layout", "page, in process", "page size", "Chromium's share"],
     )
 
 

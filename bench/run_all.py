@@ -24,3 +24,5 @@ if __name__ == "__main__":
     ):
         for engine in ("sqlite", "postgresql"):
             subprocess.run([sys.executable, str(HERE / script), engine, *sys.argv[1:]], check=True)
+    # The plan page's graph: its layout touches no database, so SQLite only.
+    subprocess.run([sys.executable, str(HERE / "plan_page.py")], check=True)

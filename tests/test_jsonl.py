@@ -34,6 +34,15 @@ VALID_LOGS = sorted(conformance_expected()["sessions"])
 INVALID_LOGS = sorted(conformance_expected()["invalid"].items())
 
 
+# The demo's logs were written as if it were this moment; `make demo` moves them to now.
+DEMO_WRITTEN_AS_OF = (DEMO / "written-as-of").read_text().strip()
+
+
+def import_demo_moved_to_now(**options):
+    """The demo as `make demo` loads it: moved so that it ends just now."""
+    call_command("import_jsonl", "--as-if-now", DEMO_WRITTEN_AS_OF, str(DEMO), **options)
+
+
 def import_logs(*paths, dry_run=False):
     """Run import_jsonl; returns (error raised or None, what it wrote to stderr)."""
     stderr = io.StringIO()
@@ -143,14 +152,14 @@ def test_exporting_an_unknown_id_fails_clearly(tmp_path):
 def test_the_demo_set_survives_export_import_export_byte_for_byte(tmp_path):
     assert import_logs(DEMO) == (None, "")
     first = export_logs(tmp_path / "first")
-    assert first == {path.name: path.read_bytes() for path in sorted(DEMO.iterdir())}
+    assert first == {path.name: path.read_bytes() for path in sorted(DEMO.glob("*.jsonl"))}
     call_command("flush", interactive=False)  # an empty database
     assert import_logs(tmp_path / "first") == (None, "")
     assert export_logs(tmp_path / "second") == first
 
 
 def test_the_demo_set_holds_every_status_from_people_and_agents():
-    logs = [decode_log(path.name, path.read_bytes())[1] for path in DEMO.iterdir()]
+    logs = [decode_log(path.name, path.read_bytes())[1] for path in DEMO.glob("*.jsonl")]
     logs = [events for events in logs if events[0].type == "session_start"]
     statuses = {projections.status(events) for events in logs}
     actors = {events[0].actor for events in logs}

@@ -4,11 +4,13 @@ a claim or a start by name reclaims it in one transaction, closing the silent se
 (whose worker is then fenced off); a release hands it back; attempts are capped; the
 handoff reaches the next worker. Each behaviour once, through the API where it shows."""
 
+import io
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from threading import Barrier
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from sessions.domain import vocabulary
@@ -17,6 +19,7 @@ from sessions.models import Event
 from sessions.readmodels import plan_graphs, plan_sessions
 from sessions.rules.append import append_event
 from tests.conftest import http_request
+from tests.test_jsonl import DEMO, DEMO_WRITTEN_AS_OF, import_demo_moved_to_now
 
 pytestmark = pytest.mark.django_db
 
@@ -373,12 +376,9 @@ def test_a_heartbeat_racing_a_reclaim_either_keeps_the_node_or_is_fenced(
 
 
 def test_the_demo_moved_to_now_shows_a_lapsed_node_a_handoff_and_a_waiting_message(alice):
-    from django.core.management import call_command
-
     from sessions.readmodels import plan_views, session_views
-    from tests.test_jsonl import DEMO
 
-    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), verbosity=0)
+    import_demo_moved_to_now(verbosity=0)
     view = plan_views.plan_view("payments-v2")
     states = {n.key: n for n in view.nodes}
     assert view.lapsed == ["retries"]
@@ -417,19 +417,13 @@ def test_the_list_of_sessions_needing_attention_holds_a_lapsed_one_not_yet_stale
 
 
 def test_loading_the_demo_again_leaves_it_as_it_was_and_says_so(alice):
-    import io
-
-    from django.core.management import call_command
-
-    from tests.test_jsonl import DEMO
-
-    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), verbosity=0)
+    import_demo_moved_to_now(verbosity=0)
     before = list(
         Event.objects.order_by("session", "seq").values_list("session", "seq", "timestamp")
     )
     said = io.StringIO()
-    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), stdout=said)
-    assert f"{len(list(DEMO.iterdir()))} unchanged" in said.getvalue()
+    import_demo_moved_to_now(stdout=said)
+    assert f"{len(list(DEMO.glob('*.jsonl')))} unchanged" in said.getvalue()
     after = list(
         Event.objects.order_by("session", "seq").values_list("session", "seq", "timestamp")
     )
@@ -437,18 +431,10 @@ def test_loading_the_demo_again_leaves_it_as_it_was_and_says_so(alice):
 
 
 def test_a_moved_log_that_differs_from_the_stored_one_is_still_refused(alice, tmp_path):
-    import io
-
-    from django.core.management import CommandError, call_command
-
-    from tests.test_jsonl import DEMO
-
-    call_command("import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(DEMO), verbosity=0)
+    import_demo_moved_to_now(verbosity=0)
     changed = tmp_path / "docs-fr.jsonl"
     changed.write_text((DEMO / "docs-fr.jsonl").read_text().replace("which audience?", "who?"))
     said = io.StringIO()
     with pytest.raises(CommandError, match="1 file"):
-        call_command(
-            "import_jsonl", "--as-if-now", "2026-11-29T08:00:00Z", str(changed), stderr=said
-        )
+        call_command("import_jsonl", "--as-if-now", DEMO_WRITTEN_AS_OF, str(changed), stderr=said)
     assert "already exists with different events" in said.getvalue()

@@ -13,12 +13,12 @@ Layered drawing, left to right (Sugiyama's scheme, kept simple):
   (`FRAME_WIDTH`) within `NODE_WIDTHS`, and a title wraps to at most `TITLE_LINES` lines,
   the last one cut with "…" only when it still does not fit (the full title is the box's
   tooltip, shows under the graph on hover and focus, and is in the node list). A wider
-  plan is fitted to its frame by the page's script, which also zooms and pans it.
+  plan is fitted to its frame by the stylesheet; the page's script zooms and pans it.
 - Retired nodes are left out of the picture (the page lists them).
 
 Server-rendered rather than drawn by a JavaScript layout library: the page stays one
 request with no script to load, the graph shows without JavaScript, and the layout of a
-500-node plan takes milliseconds (bench/plan_page.py).
+500-node plan takes a few tens of milliseconds, a third of its page (bench/plan_page.py).
 """
 
 from collections.abc import Iterable

@@ -106,26 +106,29 @@ document.addEventListener("htmx:afterSettle", () => {
   setInterval(poll, 1000 * Number(button.dataset.pollSeconds || 5));
 })();
 
-// The plan's graph fits its frame's width (at first never under half size: below that,
-// it pans; "Fit" and 0 fit it whole at any size), and zooms and pans: the buttons; + −
-// and 0 on the focused frame (the arrow keys scroll it); dragging. The zoom and the view
-// are kept across live refreshes. A node's full title and state show under the graph on
-// hover and focus.
+// The plan's graph fits its frame's width (never beyond its full size), and zooms and
+// pans: the buttons; + − and 0 on the focused frame (the arrow keys scroll it); dragging.
+// The zoom and the view are kept across live refreshes. A node's full title and state
+// show under the graph on hover and focus.
 (function towerGraph() {
-  const FLOOR = 0.5, MIN = 0.1, MAX = 2, STEP = 1.25;
-  let zoom = null, view = null;  // zoom: null at first, "fit", or a scale
+  const MIN = 0.1, MAX = 2, STEP = 1.25;
+  let zoom = null, view = null;  // zoom: null (fitted) or a scale
   const frame = () => document.getElementById("plan-graph");
-  function scaleOf(graph) {
-    const whole = Math.min(1, graph.clientWidth / Number(graph.dataset.width));
-    if (zoom === null) return Math.max(FLOOR, whole);
-    return zoom === "fit" ? whole : zoom;
-  }
+  // Fitted, the stylesheet sizes the graph (max-width: 100%), so that nothing is laid
+  // out twice (a 500-node graph's second layout cost Chromium 250 ms); a scale is set
+  // only when zoomed.
   function show(graph) {
-    const svg = graph.querySelector("svg"), scale = scaleOf(graph);
-    svg.style.width = Number(graph.dataset.width) * scale + "px";
-    svg.style.height = Number(graph.dataset.height) * scale + "px";
+    const svg = graph.querySelector("svg"), natural = Number(graph.dataset.width);
+    const whole = Math.min(1, graph.clientWidth / natural);
+    const scale = zoom === null ? whole : zoom;
+    const sized = scale === whole ? "" : natural * scale + "px";
+    if (svg.style.width !== sized) {
+      svg.style.width = sized;
+      svg.style.height = sized && Number(graph.dataset.height) * scale + "px";
+      svg.style.maxWidth = sized && "none";
+    }
     graph.dataset.scale = scale.toFixed(3);
-    graph.classList.toggle("zoomable", graph.scrollWidth > graph.clientWidth || graph.scrollHeight > graph.clientHeight);
+    graph.classList.toggle("zoomable", scale > whole || graph.scrollHeight > graph.clientHeight);
     const level = document.querySelector(".graph-tools .zoom-level");
     if (level) level.textContent = Math.round(scale * 100) + "%";
   }
@@ -140,7 +143,7 @@ document.addEventListener("htmx:afterSettle", () => {
     const graph = frame();
     if (!graph) return;
     const now = Number(graph.dataset.scale);
-    if (how === "fit") zoom = "fit";
+    if (how === "fit") zoom = null;
     else if (how === "actual") zoom = 1;
     else zoom = Math.min(MAX, Math.max(MIN, how === "in" ? now * STEP : now / STEP));
     show(graph);
