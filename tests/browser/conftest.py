@@ -78,10 +78,12 @@ def page_as(browser, live_server, policy_violations):
     """A browser page signed in as the given user (no login form needed)."""
     contexts = []
 
-    def open_page(user, path="/", width=1400):
+    def open_page(user, path="/", width=1400, javascript=True):
         client = Client()
         client.force_login(user)
-        context = browser.new_context(viewport={"width": width, "height": 900})
+        context = browser.new_context(
+            viewport={"width": width, "height": 900}, java_script_enabled=javascript
+        )
         context.add_cookies(
             [
                 {

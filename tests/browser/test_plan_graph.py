@@ -150,3 +150,11 @@ def test_the_zoom_stays_when_the_plan_refreshes(page_as, alice):
     append_event("s-kept", START, {"plan": "kept", "node": "n000"}, user=alice)
     expect(page.locator("g.node[data-node='n000']")).to_have_attribute("data-state", "running")
     expect(frame(page)).to_have_attribute("data-scale", f"{zoomed:.3f}")
+
+
+def test_without_javascript_the_graph_is_drawn_and_fitted_with_no_dead_buttons(page_as, alice):
+    columns_plan(alice, "plain", 100, 20)
+    page = page_as(alice, "/plans/plain/", width=LAPTOP, javascript=False)
+    expect(page.locator("g.node")).to_have_count(100)
+    expect(page.locator(".graph-tools")).to_be_hidden()
+    assert overflow(page) == 0  # the stylesheet fits it
