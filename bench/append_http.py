@@ -16,17 +16,14 @@ This machine moves a figure by a third from one minute to the next, so each clie
 count runs ROUNDS times (ceiling, appends, ceiling) and reports the median and range.
 """
 
-import http.client
 import json
 import os
 import socket
 import statistics
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from common import ROOT, percentile, report, run_per_engine, server_env, setup_django
+from common import ROOT, percentile, report, run_per_engine, setup_django, start_gunicorn
 
 TOTAL = 3000
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
@@ -37,24 +34,14 @@ GUNICORN = os.environ.get("BENCH_GUNICORN", "--workers 2 --worker-class sync").s
 
 
 def start_server(engine):
-    args = [sys.executable, "-m", "gunicorn", "controltower.wsgi", "--bind", f"127.0.0.1:{PORT}"]
-    args += [*GUNICORN, "--log-level", "warning"]
     # The project's settings and URLs, plus the trivial view of the ceiling.
-    env = {
-        **server_env(engine),
-        "DJANGO_SETTINGS_MODULE": "ceiling_settings",
-        "PYTHONPATH": str(ROOT / "bench"),
-    }
-    server = subprocess.Popen(args, cwd=ROOT, env=env)
-    for _ in range(300):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
-            conn.request("GET", "/api/openapi.json")
-            if conn.getresponse().status == 200:
-                return server
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("gunicorn did not start")
+    return start_gunicorn(
+        engine,
+        PORT,
+        GUNICORN,
+        DJANGO_SETTINGS_MODULE="ceiling_settings",
+        PYTHONPATH=str(ROOT / "bench"),
+    )
 
 
 def exchange(request):

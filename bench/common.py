@@ -4,6 +4,7 @@ Each benchmark runs against a scratch database of its own (a SQLite file under /
 the PostgreSQL database `controltower_bench`), never the project's.
 """
 
+import http.client
 import os
 import platform
 import secrets
@@ -54,6 +55,24 @@ def server_env(engine):
         # The webhook bench's receivers listen on loopback: an allowed internal receiver.
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
     }
+
+
+def start_gunicorn(engine, port, options, **env):
+    """gunicorn serving the project on 127.0.0.1:`port` (with `options`, and `env` over
+    the bench's server environment for `engine`), once it answers."""
+    args = [sys.executable, "-m", "gunicorn", "controltower.wsgi", "--bind", f"127.0.0.1:{port}"]
+    args += [*options, "--log-level", "warning"]
+    server = subprocess.Popen(args, cwd=ROOT, env={**server_env(engine), **env})
+    for _ in range(300):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/api/openapi.json")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("gunicorn did not start")
 
 
 def setup_django(engine, fresh=True):

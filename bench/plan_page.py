@@ -16,12 +16,9 @@ Median of RUNS runs (range), each run the median of its repeats.
 
 import os
 import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from common import ROOT, report, server_env, setup_django, timed
+from common import ROOT, report, setup_django, start_gunicorn, timed
 
 SIZES = (100, 500)
 RUNS = 5
@@ -74,38 +71,6 @@ def browser_times(plan_ids, cookie):
     return found
 
 
-def start_gunicorn():
-    import http.client
-
-    env = {**server_env("sqlite"), "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "controltower.wsgi",
-            "--bind",
-            f"127.0.0.1:{PORT}",
-            "--workers",
-            "1",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    for _ in range(300):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
-            connection.request("GET", "/accounts/login/")
-            if connection.getresponse().status == 200:
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.kill()
-    raise RuntimeError("gunicorn did not start")
-
-
 def main():
     setup_django("sqlite")
     from django.contrib.auth.models import User
@@ -134,7 +99,7 @@ def main():
         size_kb = len(client.get(f"/plans/{plan_id}/").content) / 1024
         rows.append([size, spread(layouts), spread(pages), f"{size_kb:.0f} KB"])
     if CHROMIUM.exists():
-        server = start_gunicorn()
+        server = start_gunicorn("sqlite", PORT, ["--workers", "1"], PYTHONPATH=str(ROOT))
         try:
             times = browser_times([f"p{size}" for size in SIZES], client.cookies["sessionid"].value)
         finally:

@@ -295,10 +295,11 @@ def bare_unblock(alice, at):
     append_event("s1", "session_unblock", {}, user=alice, now=at + timedelta(minutes=5))
 
 
-def test_a_next_action_kept_by_a_bare_unblock_says_which_block_it_came_from(
-    alice_client, started, alice
-):
-    bare_unblock(alice, timezone.now().replace(hour=14, minute=2, second=0, microsecond=0))
+def test_a_next_action_kept_by_a_bare_unblock_says_which_block_it_came_from(alice_client, alice):
+    # Yesterday at 14:02: in the past whatever the hour the test runs at.
+    at = (timezone.now() - timedelta(days=1)).replace(hour=14, minute=2, second=0, microsecond=0)
+    append_event("s1", START, {"title": "Ship it"}, user=alice, now=at - timedelta(hours=1))
+    bare_unblock(alice, at)
     for page in ("/", "/sessions/s1/"):
         content = alice_client.get(page).content.decode()
         assert "from the block at <time" in content
