@@ -1,11 +1,21 @@
 // Live refresh pauses while the tab is hidden and while someone is writing in a form,
-// so a poll never throws away what they typed.
+// so a poll never throws away what they typed. A poll is a request with no triggering
+// event; it is cancelled here rather than by an hx-trigger filter, which htmx would have
+// to eval (the page's policy allows no eval, and htmx's config says so: such a filter
+// was silently always true).
 function towerMayRefresh() {
   if (document.visibilityState !== "visible") return false;
   const active = document.activeElement;
   if (active && active.closest("form") && active.closest("#board, #session-main, #plan-main, #plans")) return false;
   return !document.querySelector("#board details.act[open], #plan-main details.amend[open]");
 }
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const request = event.detail.requestConfig;
+  if (request && !request.triggeringEvent && request.verb === "get" && !towerMayRefresh()) {
+    event.preventDefault();
+  }
+});
 
 // A refresh re-renders the board: keep the Closed column unfolded if it was.
 let towerClosedOpen = false;

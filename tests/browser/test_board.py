@@ -230,3 +230,17 @@ def test_a_conflict_shows_on_the_card_where_the_hand_is(page_as, alice, lead, al
     expect(card(page, alices_session).locator(".message")).to_contain_text(
         "someone else acted first"
     )
+
+
+def test_the_board_waits_while_someone_writes_in_a_form_and_refreshes_after(
+    page_as, alice, alices_session
+):
+    page = page_as(alice)
+    action = open_action(page, alices_session, "Block")
+    action.get_by_label("Reason").fill("half a thought")
+    append_event("meanwhile", START, {"title": "Arrived meanwhile"}, user=alice)
+    page.wait_for_timeout(2500)  # two and a half polls (POLL_SECONDS is 1 here)
+    expect(card(page, "Arrived meanwhile")).to_have_count(0)
+    expect(action.get_by_label("Reason")).to_have_value("half a thought")
+    page.keyboard.press("Escape")
+    expect(card(page, "Arrived meanwhile")).to_have_count(1)
