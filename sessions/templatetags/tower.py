@@ -106,13 +106,20 @@ _BOX = (
 _LINE = '<tspan x="{}" y="{}">{}</tspan>'
 
 
+def _session_links():
+    """A function from a session's id to its page's address, escaped: one `reverse` for
+    a whole drawing, not one per box."""
+    pattern = reverse("session", args=["SESSION"])
+    return lambda session_id: pattern.replace("SESSION", escape(session_id), 1)
+
+
 @register.simple_tag
 def plan_graph(drawing, sessions):
     """The plan's DAG as SVG elements. Built here with the standard library's `escape`
     on every text (keys, titles, reasons, ids), not in a template loop or `format_html`,
     whose per-value overhead made a 500-node page slow (bench/RESULTS.md). Every box is
     a link: to its session, else to its entry in the node list under the graph."""
-    session_url = reverse("session", args=["SESSION"])
+    session_link = _session_links()
     parts = []
     for a in drawing.arrows:
         marks = (" critical", "-critical") if a.critical else ("", "")
@@ -122,7 +129,7 @@ def plan_graph(drawing, sessions):
         view = sessions.get(box.session) if box.session else None
         sub, tip = _box_texts(box, view)
         key = escape(box.key)
-        link = session_url.replace("SESSION", escape(box.session), 1) if box.session else ""
+        link = session_link(box.session) if box.session else f"#node-{key}"
         tip = escape(tip)
         title = "".join(
             _LINE.format(drawing.text_x, y, escape(line))
@@ -136,7 +143,7 @@ def plan_graph(drawing, sessions):
                 box.state,
                 box.x,
                 box.y,
-                link or f"#node-{key}",
+                link,
                 tip,
                 drawing.box_width,
                 drawing.box_height,
@@ -157,13 +164,12 @@ def node_list(drawing):
     """The drawing's nodes as list items, in its columns' order: each full title (a link
     to its session when it has one), key, state, the critical path, and its needs. Built
     like `plan_graph`, for the same reason."""
-    session_url = reverse("session", args=["SESSION"])
+    session_link = _session_links()
     items = []
     for box in drawing.boxes:
         key, title = escape(box.key), escape(box.title)
         if box.session:
-            link = session_url.replace("SESSION", escape(box.session), 1)
-            title = f'<a href="{link}">{title}</a>'
+            title = f'<a href="{session_link(box.session)}">{title}</a>'
         facts = words(box.state) + (", on the critical path" if box.critical else "")
         if box.needs:
             facts += "; needs " + ", ".join(box.needs)

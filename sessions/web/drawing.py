@@ -216,7 +216,7 @@ def draw(view: plans.PlanView) -> Drawing:
     x_of: dict[Item, int] = {}
     y_of: dict[Item, int] = {}
     middle: dict[Item, int] = {}
-    height = 0
+    height = 2 * MARGIN  # an empty plan's
     for index, items in enumerate(layout.columns):
         x = MARGIN + index * (box_width + COLUMN_GAP)
         y = MARGIN
@@ -256,27 +256,23 @@ def draw(view: plans.PlanView) -> Drawing:
     ]
     boxes.sort(key=lambda box: (box.x, box.y))  # reading order: column by column
     arrows = []
-    for key, node in live.items():
-        for need in node.needs:
-            if need not in live:
-                continue
-            lanes = layout.lanes[need, key]
-            x, y = x_of[need] + box_width, outgoing[need][lanes[0] if lanes else key]
-            path = [f"M{x},{y}"]
-            for lane in lanes:
-                lane_y = y_of[lane]
-                path.append(_curve(x, y, x_of[lane], lane_y))
-                x, y = x_of[lane] + box_width, lane_y
-                path.append(f"L{x},{y}")
-            end = incoming[key][lanes[-1] if lanes else need]
-            path.append(_curve(x, y, x_of[key] - HEAD_ROOM, end))
-            arrows.append(Arrow(need, key, " ".join(path), (need, key) in critical_edges))
+    for (need, key), lanes in layout.lanes.items():  # one entry per need between live nodes
+        x, y = x_of[need] + box_width, outgoing[need][lanes[0] if lanes else key]
+        path = [f"M{x},{y}"]
+        for lane in lanes:
+            lane_y = y_of[lane]
+            path.append(_curve(x, y, x_of[lane], lane_y))
+            x, y = x_of[lane] + box_width, lane_y
+            path.append(f"L{x},{y}")
+        end = incoming[key][lanes[-1] if lanes else need]
+        path.append(_curve(x, y, x_of[key] - HEAD_ROOM, end))
+        arrows.append(Arrow(need, key, " ".join(path), (need, key) in critical_edges))
     count = len(layout.columns)
     return Drawing(
         boxes,
         arrows,
         width=2 * MARGIN + count * box_width + max(count - 1, 0) * COLUMN_GAP,
-        height=int(height) if live else 2 * MARGIN,
+        height=height,
         box_width=box_width,
         box_height=box_height,
         line_ys=tuple(FIRST_BASELINE + index * LINE_HEIGHT for index in range(title_lines)),
