@@ -53,7 +53,7 @@ def main(engine):
     from django.test import Client, RequestFactory
 
     from sessions.readmodels import session_views
-    from sessions.rules.append import import_stream
+    from sessions.rules.imports import import_stream
     from sessions.rules.tokens import create_token
     from sessions.web import views
 

@@ -8,13 +8,8 @@ from django.utils import timezone
 
 from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, REVIEW, START, UNBLOCK
 from sessions.models import Event
-from sessions.rules.append import (
-    Conflict,
-    Forbidden,
-    InvalidEvent,
-    UnknownSession,
-    append_event,
-)
+from sessions.rules.append import append_event
+from sessions.rules.refusals import Conflict, Forbidden, InvalidEvent, UnknownSession
 from tests.conftest import projected_status
 
 

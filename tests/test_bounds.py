@@ -11,7 +11,8 @@ from django.urls import reverse
 from sessions.domain import vocabulary
 from sessions.domain.vocabulary import BLOCK, CLOSE, UNBLOCK
 from sessions.models import Event
-from sessions.rules.append import Conflict, append_event
+from sessions.rules.append import append_event
+from sessions.rules.refusals import Conflict
 from sessions.web import views
 
 

@@ -12,7 +12,8 @@ from sessions import store
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, START
 from sessions.models import Event
-from sessions.rules.append import Conflict, append_event
+from sessions.rules.append import append_event
+from sessions.rules.refusals import Conflict
 from tests.workers import append_blocks, process_main
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,8 @@ from sessions.domain import plans
 from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
 from sessions.readmodels import plan_graphs, plan_sessions
-from sessions.rules.append import append_event, claim_next
+from sessions.rules.append import append_event
+from sessions.rules.claims import claim_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -358,7 +358,8 @@ def test_a_repeated_claim_key_returns_the_first_claim(client, auth, plan):
 
 @pytest.mark.django_db
 def test_a_claim_refuses_a_key_it_could_not_store(alice, plan):
-    from sessions.rules.append import InvalidEvent, claim_next
+    from sessions.rules.claims import claim_next
+    from sessions.rules.refusals import InvalidEvent
 
     with pytest.raises(InvalidEvent) as refused:
         claim_next("rel", user=alice, idempotency_key="k" * 256)

@@ -11,7 +11,8 @@ from sessions import store
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
 from sessions.readmodels import time_spent
-from sessions.rules.append import append_event, import_stream
+from sessions.rules.append import append_event
+from sessions.rules.imports import import_stream
 from tests.conftest import spans
 
 pytestmark = pytest.mark.django_db(transaction=True)

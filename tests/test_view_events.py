@@ -15,7 +15,7 @@ from sessions.domain import projections
 from sessions.domain.projections import view_events, view_events_after
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, MESSAGE, START, STATUS_AFTER
-from sessions.rules.append import import_stream
+from sessions.rules.imports import import_stream
 from tests.conftest import spans
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)

@@ -14,7 +14,8 @@ def append_blocks(username, session_id, reasons, expected_seq=None, barrier=None
     from django.db import connection
 
     from sessions.domain.vocabulary import BLOCK
-    from sessions.rules.append import Conflict, append_event
+    from sessions.rules.append import append_event
+    from sessions.rules.refusals import Conflict
 
     user = User.objects.get(username=username)
     if barrier is not None:

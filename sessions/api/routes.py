@@ -28,16 +28,15 @@ from sessions.readmodels import feed as feed_model
 from sessions.readmodels import flow as flow_model
 from sessions.readmodels import plan_views, session_views, shapes
 from sessions.rules import window as metrics_window
-from sessions.rules.append import (
+from sessions.rules.append import append_event, start_unnamed
+from sessions.rules.claims import claim_next
+from sessions.rules.refusals import (
     Conflict,
     Forbidden,
     InvalidEvent,
     Refused,
     UnknownPlan,
     UnknownSession,
-    append_event,
-    claim_next,
-    start_unnamed,
     status_of,
 )
 from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenRefused, bearer_of_header

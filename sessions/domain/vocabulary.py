@@ -25,6 +25,14 @@ PLAN_AMEND = "plan_amend"
 PLAN_EVENT_TYPES = (PLAN_CREATE, PLAN_AMEND)  # a build plan's stream
 ALL_EVENT_TYPES = EVENT_TYPES + PLAN_EVENT_TYPES
 
+
+def stream_kind(event_type: str | None) -> str | None:
+    """What a stream whose event is of `event_type` is: a "plan" or a "session"."""
+    if event_type is None:
+        return None
+    return "plan" if event_type in PLAN_EVENT_TYPES else "session"
+
+
 ACTIVE = "active"
 BLOCKED = "blocked"
 IN_REVIEW = "in_review"

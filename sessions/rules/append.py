@@ -1,80 +1,35 @@
-"""The rules of writing, and the only writes there are: `append_event` for every surface,
-`import_stream` for JSONL.
+"""The rules of writing: `append_event` for every surface, the one way an event is
+written (claims, `claims`, and imports, `imports`, are the others).
 
-Both check events against the vocabulary and the transition table, then write through
-the store (`store.holding`), which holds the stream against other writers; the unique
-(session, seq) constraint remains the last line of defence, and a violation there means
-another writer won a race, so we retry against the new tail. Refusals are domain errors
-with a code and a sentence; each surface (API, forms, commands) says them its own way.
+An append checks the event against the vocabulary and the transition table, then writes
+through the store (`store.holding`), which holds the stream against other writers; the
+unique (session, seq) constraint remains the last line of defence, and a violation there
+means another writer won a race, so we retry against the new tail. Refusals are domain
+errors (`refusals`); who may write what is `permissions`'.
 """
 
 import secrets
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from sessions import config, store
 from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
-from sessions.readmodels import kept, plan_graphs, plan_sessions, plan_views
+from sessions.readmodels import kept, plan_graphs, plan_sessions
+from sessions.rules.permissions import User, check_permission
+from sessions.rules.refusals import (
+    Conflict,
+    Forbidden,
+    InvalidEvent,
+    Refused,
+    UnknownPlan,
+    UnknownSession,
+)
 
-ACT_ON_ANY_SESSION = "tower.act_on_any_session"
-# Who asks: a signed-in person or agent, or nobody (refused).
-User = AbstractBaseUser | AnonymousUser
 _ATTEMPTS = 20
-
-
-class Refused(Exception):
-    """Base of every refusal: `code` names it for programs, `detail` says it to people."""
-
-    code = "invalid"
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-def status_of(refusal: Refused, statuses: dict[type, int]) -> int:
-    """The status a surface gives a refusal: that of its nearest class in `statuses`."""
-    return next((statuses[cls] for cls in type(refusal).__mro__ if cls in statuses), 400)
-
-
-class InvalidEvent(Refused):
-    """The input breaks the vocabulary. `errors` maps each field to what is wrong with it."""
-
-    def __init__(self, errors: dict[str, str]) -> None:
-        self.errors = errors
-        detail = "; ".join(f"{name} {problem}" for name, problem in errors.items())
-        super().__init__(f"Invalid event: {detail}.")
-
-
-class Forbidden(Refused):
-    code = "forbidden"
-
-
-class UnknownSession(Refused):
-    code = "not_found"
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"There is no session {session_id!r}.")
-
-
-class UnknownPlan(UnknownSession):
-    def __init__(self, plan_id: str) -> None:
-        Refused.__init__(self, f"There is no plan {plan_id!r}.")
-
-
-class Conflict(Refused):
-    """Refused because of the stream's current state, which `session_id` names."""
-
-    def __init__(self, code: str, detail: str, session_id: str) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.session_id = session_id
 
 
 @dataclass(frozen=True)
@@ -97,41 +52,7 @@ def new_session_id() -> str:
     return secrets.token_hex(6)
 
 
-def may_act(user: User, session_owner: str | None) -> bool:
-    """Whether `user` may append to a session owned by `session_owner`."""
-    if not user.is_authenticated:
-        return False
-    return user.get_username() == session_owner or user.has_perm(ACT_ON_ANY_SESSION)
-
-
-def plan_owner(plan_id: str | None) -> str | None:
-    """Who created the plan (its owner), or None."""
-    if plan_id is None:
-        return None
-    ends = store.stream_ends(plan_id)
-    return ends[0].actor if ends and ends[0].type == vocabulary.PLAN_CREATE else None
-
-
-def _owns_plan(user: User, plan_id: str | None) -> bool:
-    return (
-        user.is_authenticated and plan_id is not None and plan_owner(plan_id) == user.get_username()
-    )
-
-
-def may_message(user: User, session_owner: str | None, plan_id: str | None) -> bool:
-    """Whether `user` may write to a session's worker: whoever may append to it, and for
-    a session on a plan's node, the plan's owner."""
-    return may_act(user, session_owner) or _owns_plan(user, plan_id)
-
-
-def may_release(user: User, plan_id: str | None) -> bool:
-    """Whether `user` may hand a lapsed node of the plan back: its owner or a lead."""
-    if not user.is_authenticated or plan_id is None:
-        return False
-    return user.has_perm(ACT_ON_ANY_SESSION) or _owns_plan(user, plan_id)
-
-
-def _key_errors(idempotency_key: str | None) -> dict[str, str]:
+def key_errors(idempotency_key: str | None) -> dict[str, str]:
     """What is wrong with an idempotency key (none when absent)."""
     if idempotency_key is None:
         return {}
@@ -152,7 +73,7 @@ def _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key)
         isinstance(expected_seq, bool) or not isinstance(expected_seq, int) or expected_seq < 0
     ):
         errors["expected_seq"] = "must be a whole number of at least 0"
-    errors.update(_key_errors(idempotency_key))
+    errors.update(key_errors(idempotency_key))
     if errors:
         raise InvalidEvent(errors)
     if not user.is_authenticated:
@@ -200,7 +121,7 @@ def append_event(
     # A plan event's checks read its nodes' sessions, so it always holds the plan: a
     # start on a node (which holds the plan too) cannot slip in between.
     held = event_type in vocabulary.PLAN_EVENT_TYPES
-    result = _retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
+    result = retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
     if result.previous is not None:
         # Committed: the process's read models take it in without asking again.
         kept.appended(result.previous, result.event)
@@ -239,14 +160,14 @@ def start_unnamed(
             earlier = store.start_by_key(actor, idempotency_key, event_type)
             if earlier is not None:
                 return Appended(earlier, created=False)
-            return _append_to_stream(
+            return append_to_stream(
                 stream_id, event_type, fields, user, None, idempotency_key, now, fresh=True
             )
 
-    return _retrying_races(lambda _: start())
+    return retrying_races(lambda _: start())
 
 
-def _retrying_races(write):
+def retrying_races(write):
     """`write(attempt)`, numbered from 0, until it does not lose a race."""
     for attempt in range(_ATTEMPTS - 1):
         try:
@@ -260,16 +181,10 @@ def _append_once(streams, locked, *args):
     # A first try may run without the streams' lock (`store.appending`); after a lost
     # race the append holds it, so no writer loses twice to a busy stream.
     with store.appending(*streams, locked=locked):
-        return _append_to_stream(*args)
+        return append_to_stream(*args)
 
 
-def _kind(event_type: str | None) -> str | None:
-    if event_type is None:
-        return None
-    return "plan" if event_type in vocabulary.PLAN_EVENT_TYPES else "session"
-
-
-def _append_to_stream(
+def append_to_stream(
     stream_id,
     event_type,
     fields,
@@ -301,14 +216,16 @@ def _append_to_stream(
     actor = user.get_username()
     now = now or timezone.now()
     if ends and not reclaiming:
-        _check_permission(user, event_type, fields, ends[0], chosen.events, now)
+        check_permission(user, event_type, fields, ends[0], chosen.events, now)
     try:
         record = _next_event(
             stream_id, event_type, fields, actor, expected_seq, now, plan, chosen.events
         )
     except Refused:
         # Not for a request of the other kind on the same id (a session's on a plan's).
-        same_kind = ends and _kind(ends[0].type) == _kind(event_type)
+        same_kind = ends and vocabulary.stream_kind(ends[0].type) == vocabulary.stream_kind(
+            event_type
+        )
         earlier = (
             same_kind and idempotency_key and store.key_event(stream_id, actor, idempotency_key)
         )
@@ -317,7 +234,7 @@ def _append_to_stream(
         raise
     handoff = None
     if event_type == vocabulary.START and record.plan is not None:
-        record, handoff = _start_on_node(record, plan, now, user)
+        record, handoff = start_on_node(record, plan, now, user)
     position = store.insert(record, idempotency_key)
     if position is None:
         return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
@@ -328,53 +245,14 @@ def _append_to_stream(
     )
 
 
-def _check_permission(user, event_type, fields, first, events, now) -> None:
-    """Refuse an append the user may not make to the stream whose first event is
-    `first` (`events`: those its view depends on): the owner's or a lead's, but a plan
-    owner may also write to a session on the plan's node, and a release (a close with
-    outcome lapsed) is the plan owner's or a lead's, on a lapsed session only."""
-    owner, kind = first.actor, _kind(first.type)
-    if event_type == vocabulary.CLOSE and fields.get("outcome") == vocabulary.LAPSED:
-        _check_release(user, first, events, now)
-        return
-    allowed = (
-        may_message(user, owner, first.plan)
-        if event_type == vocabulary.MESSAGE and kind == "session"
-        else may_act(user, owner)
-    )
-    if not allowed:
-        also = (
-            ", the plan's owner"
-            if event_type == vocabulary.MESSAGE and first.plan is not None
-            else ""
-        )
-        raise Forbidden(
-            f"Only the {kind}'s owner ({owner}){also} or someone allowed "
-            f"to act on any session may change it."
-        )
-
-
-def _check_release(user, first, events, now) -> None:
-    """A close with outcome lapsed from a person is a release: the plan's owner or a
-    lead handing a lapsed node back. Anything else sending it is refused (400)."""
-    if first.type != vocabulary.START or not may_release(user, first.plan):
-        raise InvalidEvent(
-            {
-                "outcome": "lapsed is written only by a reclaim, or by the plan's owner or "
-                "a lead releasing a lapsed node"
-            }
-        )
-    if not projections.has_lapsed(events, now, plan_graphs.lease(first.plan)):
-        raise InvalidEvent(
-            {"outcome": "lapsed may close only a lapsed session (active and silent past its lease)"}
-        )
-
-
 def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, chosen):
     """The event to append to a stream whose view depends on the events `chosen` (its
     first and last among them), or a `Refused` saying why it may not be."""
     ends = chosen[:1] + chosen[1:][-1:]
-    kind, stream_kind = _kind(event_type), _kind(ends[0].type if ends else None)
+    kind, stream_kind = (
+        vocabulary.stream_kind(event_type),
+        vocabulary.stream_kind(ends[0].type if ends else None),
+    )
     seq = ends[-1].seq if ends else 0
     beginning = event_type in (vocabulary.START, vocabulary.PLAN_CREATE)
     if ends and beginning:
@@ -455,7 +333,7 @@ def _check_plan_event(plan_id: str, record: EventRecord) -> None:
             )
 
 
-def _plan_state(
+def plan_state(
     plan_id: str, now: datetime | None = None, lapses_of: Collection[str] | None = None
 ) -> tuple[plans.Graph, plan_sessions.Found] | None:
     """The plan's graph and its nodes' states at `now`, lapses judged for the nodes
@@ -467,13 +345,13 @@ def _plan_state(
     return graph, plan_sessions.node_states(plan_id, graph, now, lapses_of)
 
 
-def _start_on_node(
+def start_on_node(
     record: EventRecord, plan: tuple | None, now: datetime, user: User
 ) -> tuple[EventRecord, plans.Attempt | None]:
     """A start on a plan's node as it is written (the node's title when none is given),
     after reclaiming the node if it lapsed (with the handoff of the session it closed);
     or a refusal of a node that may not start."""
-    plan = plan or _plan_state(record.plan, now, [record.node])
+    plan = plan or plan_state(record.plan, now, [record.node])
     if plan is None:
         raise InvalidEvent({"plan": f"there is no plan {record.plan!r}"})
     graph, found = plan
@@ -531,7 +409,7 @@ def _reclaim(
         since = projections.last_activity(events)
         note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
-        _append_to_stream(
+        append_to_stream(
             session_id,
             vocabulary.CLOSE,
             fields,
@@ -545,141 +423,3 @@ def _reclaim(
         progress = projections.progress(events)
         handoff = plans.Attempt(session_id, vocabulary.LAPSED, note, progress and progress.note)
     return handoff
-
-
-def _next_claimable(
-    graph: plans.Graph, found: plan_sessions.Found
-) -> tuple[plans.Graph, plan_sessions.Found, str] | None:
-    """The node a claim takes, with the states it was judged by: the first, in the ready
-    list's order, of the ready nodes and the reclaimable lapsed ones. Lapse is read one
-    candidate at a time (a running node whose needs are done and whose attempts are
-    under the cap), so a claim reads no more sessions than it passes over."""
-    states, attempts = found.states, found.attempts
-
-    def may_lapse(key: str) -> bool:
-        allowed = plans.reclaim_allowed(graph, states, key, attempts.get(key, 0))
-        return states[key][0] == plans.RUNNING and allowed
-
-    plain = {key: state for key, (state, _) in states.items()}
-    candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
-    for key in plans.ranked(graph, plain, candidates):
-        if plain[key] == plans.READY:
-            return graph, found, key
-        held = _held_if_lapsed(graph, found, key)
-        if held is not None:
-            lapsed = {**states, key: (plans.LAPSED, states[key][1])}
-            return graph, found._replace(states=lapsed, held=held), key
-    return None
-
-
-def _held_if_lapsed(
-    graph: plans.Graph, found: plan_sessions.Found, key: str
-) -> dict[str, projections.ViewEvents] | None:
-    """For a claim passing over a running node: its unclosed sessions held and read
-    (their view events) when every one has lapsed at `found.now`, else None. A session
-    opened within the lease is not read (it cannot have lapsed); the others are read
-    under their locks, so that the reclaim that follows needs neither again (a live
-    worker's append waits for the claim's commit, a few milliseconds)."""
-    unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
-    lease = timedelta(minutes=graph.lease)
-    if not unclosed or not all(plans.may_have_lapsed(s, found.now, lease) for s in unclosed):
-        return None
-    ids = [s.session for s in unclosed]
-    store.hold_also(*ids)
-    held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
-    if all(projections.has_lapsed(known.events, found.now, lease) for known in held.values()):
-        return held
-    return None
-
-
-def claim_next(
-    plan_id: str,
-    *,
-    user: User,
-    idempotency_key: str | None = None,
-    now: datetime | None = None,
-) -> Appended:
-    """Start a session on the plan's first ready node, atomically: claimers racing on
-    one plan take turns holding it, so each gets a different node, or `nothing_ready`.
-    A repeated `idempotency_key` of the same actor on the same plan returns the start it
-    first made."""
-    if errors := _key_errors(idempotency_key):
-        raise InvalidEvent(errors)
-    if not user.is_authenticated:
-        raise Forbidden("Sign in to claim work.")
-    actor = user.get_username()
-
-    def claim() -> Appended:
-        session_id = new_session_id()  # anew on each try: its start is the only read of it
-        with store.holding(plan_id, session_id):
-            plan = _plan_state(plan_id, now, lapses_of=())
-            keys = plan[1].keys if plan is not None else None
-            if idempotency_key is not None and (keys is None or (actor, idempotency_key) in keys):
-                earlier = store.claim_event(plan_id, actor, idempotency_key)
-                if earlier is not None:
-                    return Appended(earlier, created=False)
-            if plan is None:
-                raise UnknownPlan(plan_id)
-            plan = _next_claimable(*plan)
-            if plan is None:
-                raise Conflict(
-                    "nothing_ready",
-                    f"No node of plan {plan_id!r} is ready or reclaimable: every live node is "
-                    "done, running, failed, waiting on others, or lapsed past its attempts.",
-                    plan_id,
-                )
-            graph, found, key = plan
-            fields = {"plan": plan_id, "node": key}
-            started = _append_to_stream(
-                session_id,
-                vocabulary.START,
-                fields,
-                user,
-                None,
-                idempotency_key,
-                now,
-                plan=(graph, found),
-                fresh=True,
-            )
-            if started.last_attempt is not None or not found.attempts.get(key):
-                return started  # a reclaim's handoff, or a node never tried
-            last = plan_views.last_attempt(plan_id, key, before=session_id)
-            return replace(started, last_attempt=last)
-
-    return _retrying_races(lambda _: claim())
-
-
-class StreamMismatch(Refused):
-    code = "exists_differently"
-
-
-def import_stream(session_id: str, records: list[EventRecord], moved: bool = False) -> bool:
-    """Store a whole validated stream (from JSONL) in one transaction.
-
-    Returns True when written, False when the session already holds exactly these
-    events; raises `StreamMismatch` when it holds different ones. With `moved` (the
-    records were moved in time, as the demo is moved to now), a session holding these
-    events moved by another span is the same log loaded before: it is left as it is
-    (False), so that loading the demo again says so instead of refusing it.
-    """
-    records = list(records)
-    # A start on a plan's node holds the plan, as every such start does (`plan_sessions`).
-    plan = records[0].plan if records and records[0].type == vocabulary.START else None
-    with store.holding(*((plan, session_id) if plan else (session_id,))):
-        existing = store.read_stream(session_id)
-        if existing:
-            if existing == records or (moved and _same_log_moved(existing, records)):
-                return False
-            raise StreamMismatch(
-                f"Session {session_id!r} already exists with different events "
-                f"({len(existing)} stored, {len(records)} in the file)."
-            )
-        store.insert_many(records)
-    return True
-
-
-def _same_log_moved(existing: list[EventRecord], records: list[EventRecord]) -> bool:
-    """Whether `existing` is `records` moved in time by one span."""
-    if len(existing) != len(records) or not records:
-        return False
-    return existing == jsonl.shifted(records, existing[0].timestamp - records[0].timestamp)

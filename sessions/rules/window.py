@@ -4,7 +4,7 @@ default (the last 14 days) and its limits (not empty, at most a year and a day).
 from datetime import UTC, date, datetime, time, timedelta
 
 from sessions.domain import vocabulary
-from sessions.rules.append import InvalidEvent
+from sessions.rules.refusals import InvalidEvent
 
 DEFAULT_DAYS = 14
 EMPTY, TOO_LONG = "empty", "too_long"

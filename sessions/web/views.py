@@ -24,17 +24,14 @@ from sessions.readmodels import notifications as notification_model
 from sessions.readmodels import plan_views, session_views, shapes
 from sessions.rules import tokens
 from sessions.rules import window as metrics_window
-from sessions.rules.append import (
+from sessions.rules.append import append_event, new_session_id
+from sessions.rules.permissions import may_act, may_message, may_release
+from sessions.rules.refusals import (
     Conflict,
     Forbidden,
     InvalidEvent,
     Refused,
     UnknownSession,
-    append_event,
-    may_act,
-    may_message,
-    may_release,
-    new_session_id,
     status_of,
 )
 from sessions.store import visits

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from sessions import config
 from sessions.models import Delivery, Subscription
 from sessions.readmodels import open_sessions
-from sessions.rules.append import Refused
+from sessions.rules.refusals import Refused
 from sessions.store import subscriptions as stored
 from sessions.webhooks import addresses
 

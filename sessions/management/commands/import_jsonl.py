@@ -10,7 +10,8 @@ from sessions.domain import moments, plans
 from sessions.domain.jsonl import SUFFIX, LogError, decode_log, is_plan_file, shifted
 from sessions.domain.vocabulary import IMPORT_FUTURE_LIMIT, PLAN_CREATE
 from sessions.readmodels.plan_views import plan_nodes
-from sessions.rules.append import StreamMismatch, import_stream
+from sessions.rules.imports import import_stream
+from sessions.rules.refusals import StreamMismatch
 
 PROGRESS_EVERY = 100
 

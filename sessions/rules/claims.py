@@ -1,0 +1,121 @@
+"""Claims: the next node of a plan handed to one claimer, atomically, reclaiming a
+lapsed node's silent sessions on the way (`append.start_on_node`)."""
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sessions import store
+from sessions.domain import plans, projections, vocabulary
+from sessions.readmodels import plan_sessions, plan_views
+from sessions.rules.append import (
+    Appended,
+    append_to_stream,
+    key_errors,
+    new_session_id,
+    plan_state,
+    retrying_races,
+)
+from sessions.rules.permissions import User
+from sessions.rules.refusals import Conflict, Forbidden, InvalidEvent, UnknownPlan
+
+
+def _next_claimable(
+    graph: plans.Graph, found: plan_sessions.Found
+) -> tuple[plans.Graph, plan_sessions.Found, str] | None:
+    """The node a claim takes, with the states it was judged by: the first, in the ready
+    list's order, of the ready nodes and the reclaimable lapsed ones. Lapse is read one
+    candidate at a time (a running node whose needs are done and whose attempts are
+    under the cap), so a claim reads no more sessions than it passes over."""
+    states, attempts = found.states, found.attempts
+
+    def may_lapse(key: str) -> bool:
+        allowed = plans.reclaim_allowed(graph, states, key, attempts.get(key, 0))
+        return states[key][0] == plans.RUNNING and allowed
+
+    plain = {key: state for key, (state, _) in states.items()}
+    candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
+    for key in plans.ranked(graph, plain, candidates):
+        if plain[key] == plans.READY:
+            return graph, found, key
+        held = _held_if_lapsed(graph, found, key)
+        if held is not None:
+            lapsed = {**states, key: (plans.LAPSED, states[key][1])}
+            return graph, found._replace(states=lapsed, held=held), key
+    return None
+
+
+def _held_if_lapsed(
+    graph: plans.Graph, found: plan_sessions.Found, key: str
+) -> dict[str, projections.ViewEvents] | None:
+    """For a claim passing over a running node: its unclosed sessions held and read
+    (their view events) when every one has lapsed at `found.now`, else None. A session
+    opened within the lease is not read (it cannot have lapsed); the others are read
+    under their locks, so that the reclaim that follows needs neither again (a live
+    worker's append waits for the claim's commit, a few milliseconds)."""
+    unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
+    lease = timedelta(minutes=graph.lease)
+    if not unclosed or not all(plans.may_have_lapsed(s, found.now, lease) for s in unclosed):
+        return None
+    ids = [s.session for s in unclosed]
+    store.hold_also(*ids)
+    held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
+    if all(projections.has_lapsed(known.events, found.now, lease) for known in held.values()):
+        return held
+    return None
+
+
+def claim_next(
+    plan_id: str,
+    *,
+    user: User,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> Appended:
+    """Start a session on the plan's first ready node, atomically: claimers racing on
+    one plan take turns holding it, so each gets a different node, or `nothing_ready`.
+    A repeated `idempotency_key` of the same actor on the same plan returns the start it
+    first made."""
+    if errors := key_errors(idempotency_key):
+        raise InvalidEvent(errors)
+    if not user.is_authenticated:
+        raise Forbidden("Sign in to claim work.")
+    actor = user.get_username()
+
+    def claim() -> Appended:
+        session_id = new_session_id()  # anew on each try: its start is the only read of it
+        with store.holding(plan_id, session_id):
+            plan = plan_state(plan_id, now, lapses_of=())
+            keys = plan[1].keys if plan is not None else None
+            if idempotency_key is not None and (keys is None or (actor, idempotency_key) in keys):
+                earlier = store.claim_event(plan_id, actor, idempotency_key)
+                if earlier is not None:
+                    return Appended(earlier, created=False)
+            if plan is None:
+                raise UnknownPlan(plan_id)
+            plan = _next_claimable(*plan)
+            if plan is None:
+                raise Conflict(
+                    "nothing_ready",
+                    f"No node of plan {plan_id!r} is ready or reclaimable: every live node is "
+                    "done, running, failed, waiting on others, or lapsed past its attempts.",
+                    plan_id,
+                )
+            graph, found, key = plan
+            fields = {"plan": plan_id, "node": key}
+            started = append_to_stream(
+                session_id,
+                vocabulary.START,
+                fields,
+                user,
+                None,
+                idempotency_key,
+                now,
+                plan=(graph, found),
+                fresh=True,
+            )
+            if started.last_attempt is not None or not found.attempts.get(key):
+                return started  # a reclaim's handoff, or a node never tried
+            last = plan_views.last_attempt(plan_id, key, before=session_id)
+            return replace(started, last_attempt=last)
+
+    return retrying_races(lambda _: claim())
