@@ -56,7 +56,7 @@ def in_order_once(received, positions):
 
 def delivery_rate(engine, owner):
     from sessions.models import Event, Subscription
-    from sessions.webhooks import subscriptions
+    from sessions.rules import subscriptions
 
     positions = list(Event.objects.order_by("id").values_list("id", flat=True))
     rates, ordered = [], True
@@ -78,7 +78,7 @@ def delivery_rate(engine, owner):
 
 def lag_under_load(engine, owner, token):
     from sessions.models import Event
-    from sessions.webhooks import subscriptions
+    from sessions.rules import subscriptions
 
     lags, drains, rows_ok, runs = [], [], True, []
     server = start_server(engine)

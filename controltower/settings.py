@@ -199,7 +199,7 @@ WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_PING_TIMEOUT_SECONDS = env_int("WEBHOOK_PING_TIMEOUT_SECONDS", 5)
 # Internal networks (CIDRs) a webhook may point into; by default none: loopback, private,
-# link-local, CGNAT, multicast and reserved addresses are refused (sessions/webhooks/addresses.py).
+# link-local, CGNAT, multicast and reserved addresses are refused (sessions/rules/addresses.py).
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS")
 # Written into a new plan that names none (DESIGN.md, "Liveness"): the minutes of silence
 # a node's active session may keep before it lapses, and the cap on attempts at a node

@@ -11,7 +11,7 @@ class TowerConfig(AppConfig):
     def ready(self):
         from sessions import config  # noqa: F401  (registers the settings' checks)
         from sessions.rules import identity
-        from sessions.webhooks import subscriptions as webhooks
+        from sessions.rules import subscriptions as webhooks
 
         identity.connect()
         webhooks.connect()

@@ -1,13 +1,22 @@
-"""Request checks that hold for every surface, before any view runs."""
+"""What every surface's requests share: the one error shape, a request run again after a
+lost database connection with its own idempotency key, and the checks that run before
+any view.
+
+Every append carries an idempotency key (the client's, or one the surface made for the
+request, `server_key`), so a later run of a request returns the event an earlier run may
+have committed instead of appending it twice: the caller gets a success, or nothing was
+written.
+"""
 
 import functools
+import uuid
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
-from sessions.store.connections import DatabaseUnavailable, retrying
+from sessions.store.connections import DatabaseUnavailable, again_on_lost_connection
 
 API_PREFIX = "/api/"
 
@@ -35,11 +44,31 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonR
     return error_response(404, "not_found", f"There is nothing at {request.path}.")
 
 
+def retrying(view: Callable) -> Callable:
+    """`view`, run again on a new connection when it loses its own
+    (`store.connections.again_on_lost_connection`)."""
+
+    @functools.wraps(view)
+    def run(*args: object, **kwargs: object) -> object:
+        return again_on_lost_connection(lambda: view(*args, **kwargs))
+
+    return run
+
+
+def server_key(request: HttpRequest, prefix: str) -> str:
+    """An idempotency key made for this request, the same on every run of it, so that
+    running it again after a lost connection returns the event it appended instead of
+    appending twice."""
+    if not hasattr(request, "_tower_key"):
+        request._tower_key = f"{prefix}-{uuid.uuid4().hex}"
+    return request._tower_key
+
+
 def retrying_else(
     unavailable: Callable[[HttpRequest], HttpResponse],
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """A decorator: the view run again on a new connection when it loses its own
-    (`store.connections.retrying`), and `unavailable(request)` when the database stays
+    (`retrying`), and `unavailable(request)` when the database stays
     away. Every surface's views go through it, each with its own way of saying so."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

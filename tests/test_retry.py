@@ -5,6 +5,7 @@ import pytest
 from django.db import OperationalError, connection, connections
 
 from sessions import store
+from sessions.http import retrying
 from sessions.store import connections as retry
 
 
@@ -28,7 +29,7 @@ def flaky(failures):
 @pytest.mark.django_db(transaction=True)
 def test_two_lost_connections_in_a_row_still_get_an_answer():
     view, calls = flaky(2)
-    assert retry.retrying(view)() == "answered"
+    assert retrying(view)() == "answered"
     assert len(calls) == 3
 
 
@@ -36,7 +37,7 @@ def test_two_lost_connections_in_a_row_still_get_an_answer():
 def test_a_database_that_stays_unreachable_is_reported_after_every_attempt():
     view, calls = flaky(99)
     with pytest.raises(retry.DatabaseUnavailable):
-        retry.retrying(view)()
+        retrying(view)()
     assert len(calls) == len(retry.PAUSES)
 
 
@@ -59,7 +60,7 @@ def reused(view):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_retried_view_asks_no_health_check_of_its_connection(health_checks):
-    assert reused(retry.retrying(lambda: store.stream_ends("nothing"))) == []
+    assert reused(retrying(lambda: store.stream_ends("nothing"))) == []
     assert health_checks == []
 
 

@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from sessions.models import Subscription
-from sessions.webhooks import addresses, subscriptions, transport
+from sessions.rules import addresses, subscriptions
+from sessions.webhooks import transport
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.django_db

@@ -15,12 +15,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from sessions.domain import webhooks as protocol
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, PROGRESS, START, UNBLOCK
 from sessions.models import Delivery, Event, Subscription
 from sessions.readmodels import open_sessions
+from sessions.rules import subscriptions
 from sessions.rules.append import append_event
-from sessions.webhooks import payloads, subscriptions, transport
+from sessions.webhooks import payloads, transport
 from tests.conftest import ROOT, Deliverer, committing_late
 from tests.receiver import BlackHole, Receiver
 
@@ -366,7 +368,7 @@ def test_a_slack_line_of_a_plan_names_the_plan():
 
 def test_the_signature_is_the_hmac_sha256_of_the_timestamp_and_body_under_the_secret():
     # RFC 4231's test case 2 ("Jefe"), its message split as "<timestamp>.<body>".
-    signed = payloads.signature("Jefe", 1700000000, b"what do ya want for nothing?")
+    signed = protocol.signature("Jefe", 1700000000, b"what do ya want for nothing?")
     expected = hmac.new(
         b"Jefe", b"1700000000.what do ya want for nothing?", hashlib.sha256
     ).hexdigest()
@@ -375,7 +377,7 @@ def test_the_signature_is_the_hmac_sha256_of_the_timestamp_and_body_under_the_se
 
 def test_the_same_body_signed_at_another_moment_has_another_signature():
     body = b'{"position": 1}'
-    assert payloads.signature("s", 1700000000, body) != payloads.signature("s", 1700000001, body)
+    assert protocol.signature("s", 1700000000, body) != protocol.signature("s", 1700000001, body)
 
 
 def test_a_redirect_is_reported_not_followed():

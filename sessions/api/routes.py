@@ -11,7 +11,6 @@ import json
 from datetime import datetime
 
 from django.core.exceptions import RequestDataTooBig
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from ninja import Header, NinjaAPI, Query, Router, Schema
@@ -22,7 +21,7 @@ from ninja.security import HttpBearer
 from sessions import store
 from sessions.api import schemas
 from sessions.domain import jsonl, projections, vocabulary
-from sessions.http import error_response, not_found, retrying_else
+from sessions.http import error_response, not_found, retrying_else, server_key
 from sessions.readmodels import board as board_model
 from sessions.readmodels import feed as feed_model
 from sessions.readmodels import flow as flow_model
@@ -40,7 +39,7 @@ from sessions.rules.refusals import (
     status_of,
 )
 from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenRefused, bearer_of_header
-from sessions.store.connections import server_key
+from sessions.store import connections
 
 # How each domain refusal is said over HTTP.
 STATUS_OF = {InvalidEvent: 400, Forbidden: 403, UnknownSession: 404, Conflict: 409}
@@ -187,10 +186,12 @@ def on_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return error_response(413, "too_large", "The request body is too large.")
 
 
-@api.exception_handler(OperationalError)
-@api.exception_handler(InterfaceError)
 def on_lost_connection(request: HttpRequest, exc: Exception) -> HttpResponse:
     raise exc  # to `retried`, around the whole request (ninja's own handler may not raise)
+
+
+for lost in connections.LOST_CONNECTION:
+    api.exception_handler(lost)(on_lost_connection)
 
 
 # Runs a whole API request (authentication included) once more after a lost database
@@ -278,8 +279,7 @@ def event_appended(
 
 
 def one_page(rows, number: int, size: int) -> tuple[list, bool]:
-    """Page `number` of `rows` (a list or a queryset), and whether another follows: one
-    extra row tells, with no total count (counting would walk every history)."""
+    """Page `number` of `rows`, and whether another follows."""
     found = list(rows[(number - 1) * size : number * size + 1])
     return found[:size], len(found) > size
 
@@ -323,8 +323,10 @@ def list_sessions(request: HttpRequest, filters: Query[schemas.SessionFilters]):
         now=now,
         limits=limits,
         at=filters.at,
+        offset=(filters.page - 1) * filters.page_size,
+        limit=filters.page_size + 1,  # one more tells whether another page follows
     )
-    ids, has_next = one_page(rows, filters.page, filters.page_size)
+    ids, has_next = rows[: filters.page_size], len(rows) > filters.page_size
     views = session_views.session_views(ids, now, limits, filters.at)
     next_url = next_page(request, "page", filters.page + 1) if has_next else None
     return JsonResponse({"items": [schemas.session_json(views[i]) for i in ids], "next": next_url})

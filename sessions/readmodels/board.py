@@ -10,7 +10,6 @@ transition wins); what a card shows is always computed by `projections`.
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions import store
@@ -124,10 +123,12 @@ def listing(
     now: datetime | None = None,
     limits: projections.Thresholds | None = None,
     at: datetime | None = None,
-) -> QuerySet:
-    """Session ids, newest activity first, narrowed as asked (a queryset to slice):
-    `store.listing` at `now` (default: the clock; as of `at`, `at`) with `limits`
-    (default: the settings')."""
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[str]:
+    """Session ids, newest activity first, narrowed as asked, `limit` of them (default:
+    all) from the `offset`-th: `store.listing` at `now` (default: the clock; as of `at`,
+    `at`) with `limits` (default: the settings')."""
     now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
-    return store.listing(owner, text, status, stale, attention, now, limits, at)
+    return store.listing(owner, text, status, stale, attention, now, limits, at, offset, limit)

@@ -51,7 +51,7 @@ def notices(owner: str, after: int | None, now: datetime) -> tuple[list[Notice],
 
 
 def _lapsed(owner: str, now: datetime) -> list[Notice]:
-    ids = list(board_model.listing(owner=owner, attention=True, now=now)[:LAPSED_SHOWN])
+    ids = board_model.listing(owner=owner, attention=True, now=now, limit=LAPSED_SHOWN)
     views = session_views.session_views(ids, now)
     found = []
     for view in views.values():

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from sessions import store
+from sessions.store import users
 
 
 class IdentityInUse(Exception):
@@ -32,10 +33,7 @@ def refuse_delete(sender: type, instance: AbstractBaseUser, **kwargs: object) ->
 def refuse_rename(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
     if instance._state.adding or instance.pk is None:
         return
-    before = sender._default_manager.filter(pk=instance.pk).values_list(
-        sender.USERNAME_FIELD, flat=True
-    )
-    old = next(iter(before), None)
+    old = users.stored_username(sender, instance.pk)
     if old is not None and old != instance.get_username() and has_acted(old):
         raise IdentityInUse(f"{old} has appended events, so the name cannot change.")
 

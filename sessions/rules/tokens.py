@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import QuerySet
 from django.utils import timezone
 
-from sessions import store
 from sessions.models import ApiToken
+from sessions.store import tokens as stored
 
 SCHEME = "ct_"
 PREFIX_LENGTH = len(SCHEME) + 8
@@ -39,7 +38,7 @@ def create_token(
     expires_at = None
     if expires_in_days is not None:
         expires_at = timezone.now() + timedelta(days=expires_in_days)
-    row = ApiToken.objects.create(
+    row = stored.create(
         user=user,
         name=name,
         prefix=token[:PREFIX_LENGTH],
@@ -83,35 +82,30 @@ class TokenExpired(TokenRefused):
         self.expired_at = expired_at
 
 
-def visible_tokens(user: AbstractBaseUser) -> QuerySet:
+def visible_tokens(user: AbstractBaseUser) -> list[ApiToken]:
     """The tokens a person manages: their own; a superuser's, everyone's."""
-    rows = ApiToken.objects.select_related("user")
-    return rows if user.is_superuser else rows.filter(user=user)
+    return stored.managed_by(user)
 
 
 def revoke(user: AbstractBaseUser, token_id: int) -> bool:
     """Revoke one of the tokens `user` manages (again is harmless); False when there is
     no such token among them."""
-    found = visible_tokens(user).filter(pk=token_id)
-    if not found.exists():
-        return False
-    found.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
-    return True
+    return stored.revoke(user, token_id)
 
 
 def bearer_for_token(token: str) -> Bearer | None:
     """Who a live token acts as (an active user) and with which scope; None for a token
     unknown, revoked or of a deactivated user; `TokenExpired` past its end. Every API
-    request runs this: one prepared statement (`store.token_user`), and a write at most
+    request runs this: one prepared statement (`store.tokens.token_user`), and a write at most
     once a minute."""
-    found = store.token_user(digest(token))
+    found = stored.token_user(digest(token))
     if found is None:
         return None
     now = timezone.now()
     if found.expires_at is not None and found.expires_at <= now:
         raise TokenExpired(found.expires_at)
     if found.last_used_at is None or now - found.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=found.id).update(last_used_at=now)
+        stored.record_use(found.id, now)
     return Bearer(found.user, found.scope == READ)
 
 

@@ -13,7 +13,8 @@ concern, and this package's namespace is the seam the layers above call through:
 - `plan_rows`: a plan's node sessions and the plans' ids;
 - `flow`: the flow metrics' folds;
 - `board`: the board's and the list's candidate sessions, statuses and filters;
-- `tokens`, `visits`, `subscriptions`: the operational tables beside the events;
+- `tokens`, `visits`, `subscriptions`, `deliveries`, `users`: the operational tables
+  beside the events (their modules are called by name, not through this namespace);
 - `connections`: transactions, connection state and a request run again after a lost
   connection; `database`: what every statement shares, and the per-database pieces.
 
@@ -50,7 +51,6 @@ from sessions.store.streams import (
     stream_spans,
     streams_as_of,
 )
-from sessions.store.tokens import token_user
 from sessions.store.writing import (
     RaceLost,
     appending,
@@ -107,5 +107,4 @@ __all__ = [
     "stream_tail",
     "streams_as_of",
     "streams_of_types",
-    "token_user",
 ]

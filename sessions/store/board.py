@@ -171,8 +171,11 @@ def listing(
     now: datetime,
     limits: Thresholds,
     at: datetime | None = None,
-) -> QuerySet:
-    """Session ids, newest activity first, narrowed as asked (a queryset to slice).
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[str]:
+    """Session ids, newest activity first, narrowed as asked: `limit` of them (default:
+    all) from the `offset`-th.
 
     Walks events newest first and keeps each session's last activity (its last event
     that is not a message: no later one in its stream), so a page costs the events it
@@ -223,4 +226,5 @@ def listing(
             | _lapsed(happened, now)
         )
         tails = tails.filter(needs) if attention else tails.exclude(needs)
-    return tails.order_by("-timestamp", "-id").values_list("session", flat=True)
+    ids = tails.order_by("-timestamp", "-id").values_list("session", flat=True)
+    return list(ids[offset:] if limit is None else ids[offset : offset + limit])

@@ -1,18 +1,14 @@
-"""A request that loses its database connection runs again on a new one.
-
-Every append carries an idempotency key (the client's, or one the surface made for the
-request), so a later run returns the event an earlier one may have committed instead
-of appending it twice: the caller gets a success, or nothing was written.
+"""The database connection: transactions, its state, and a call that loses it run again
+on a new one (`again_on_lost_connection`, which the surfaces' requests go through:
+`sessions.http.retrying`).
 """
 
 import contextlib
-import functools
 import time
-import uuid
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
-from django.http import HttpRequest
 
 # The pause before each run, in seconds. A dropped backend or a restarting server takes
 # moments to come back, and on a busy machine one request can lose several connections
@@ -20,43 +16,35 @@ from django.http import HttpRequest
 # five in three quarters of a second): so six runs over a second and a half, then the
 # caller hears the database is unreachable.
 PAUSES = (0, 0.05, 0.1, 0.2, 0.4, 0.8)
+T = TypeVar("T")
 
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached, on every attempt."""
 
 
-def retrying(view: Callable) -> Callable:
-    """`view`, run again on a new connection when it loses its own.
+# What a lost connection raises: the API's handlers name these to pass them on.
+LOST_CONNECTION = (OperationalError, InterfaceError)
+
+
+def again_on_lost_connection(call: Callable[[], T]) -> T:
+    """`call()`, run again on a new connection when it loses its own; `DatabaseUnavailable`
+    when every run does.
 
     So it skips Django's health check (a `SELECT 1` round trip before the request's first
     statement, a sixth of an append's time on PostgreSQL): a dead connection fails the
-    first statement instead, and the view runs again."""
-
-    @functools.wraps(view)
-    def run(*args: object, **kwargs: object) -> object:
-        connection.health_check_done = True
-        for pause in PAUSES:
-            if pause:  # even sleep(0) gives up the core: the first run must not wait
-                time.sleep(pause)
-            try:
-                return view(*args, **kwargs)
-            except (OperationalError, InterfaceError):
-                if connection.in_atomic_block:
-                    raise  # an outer transaction is lost: only its owner can start over
-                connection.close()
-        raise DatabaseUnavailable
-
-    return run
-
-
-def server_key(request: HttpRequest, prefix: str) -> str:
-    """An idempotency key made for this request, the same on every run of it, so that
-    running it again after a lost connection returns the event it appended instead of
-    appending twice."""
-    if not hasattr(request, "_tower_key"):
-        request._tower_key = f"{prefix}-{uuid.uuid4().hex}"
-    return request._tower_key
+    first statement instead, and the call runs again."""
+    connection.health_check_done = True
+    for pause in PAUSES:
+        if pause:  # even sleep(0) gives up the core: the first run must not wait
+            time.sleep(pause)
+        try:
+            return call()
+        except LOST_CONNECTION:
+            if connection.in_atomic_block:
+                raise  # an outer transaction is lost: only its owner can start over
+            connection.close()
+    raise DatabaseUnavailable
 
 
 @contextlib.contextmanager

@@ -3,11 +3,10 @@ the worker keeps (operational state: nothing about a session is derived from it)
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
-from sessions.models import Delivery, Subscription
+from sessions.models import Subscription
 
 
 def remove_subscription(subscription: Subscription) -> None:
@@ -32,57 +31,6 @@ def lock_subscriptions_of(sender: type, instance: AbstractBaseUser, **kwargs: ob
     _lock(Subscription.objects.filter(owner=instance))
 
 
-def log_delivered(subscription: Subscription, delivered: list[Delivery], keep: int) -> bool:
-    """Log a run of delivered events and move the cursor past them, in one transaction:
-    the bookkeeping costs one commit per run, not per event. A worker killed before it
-    sends them again (at least once). The log keeps the `keep` newest events' rows.
-    False when the subscription is gone."""
-    if not delivered:
-        return True
-    try:
-        with transaction.atomic():
-            Delivery.objects.bulk_create(
-                delivered,
-                update_conflicts=True,  # an event whose failed tries were logged
-                unique_fields=["subscription", "position"],
-                update_fields=["attempts", "status", "error", "last_tried_at", "delivered_at"],
-            )
-            move_cursor(subscription, delivered[-1].position)
-            logged = subscription.deliveries.filter(position__isnull=False)
-            oldest_kept = logged.order_by("-position").values("position")[keep - 1 : keep]
-            logged.filter(position__lt=oldest_kept).delete()
-    except IntegrityError:
-        return False  # removed while we were sending
-    delivered.clear()
-    return True
-
-
-def log_failure(
-    subscription: Subscription,
-    position: int,
-    delivery_id: str,
-    tries: int,
-    status: int | None,
-    error: str,
-) -> bool:
-    """Log a failed try at once, for the page to show. False when the subscription is gone."""
-    try:
-        Delivery.objects.update_or_create(
-            subscription=subscription,
-            position=position,
-            defaults={
-                "delivery_id": delivery_id,
-                "attempts": tries,
-                "status": status,
-                "error": error,
-                "last_tried_at": timezone.now(),
-            },
-        )
-    except IntegrityError:
-        return False
-    return True
-
-
 def move_cursor(subscription: Subscription, position: int) -> None:
     Subscription.objects.filter(pk=subscription.pk, cursor__lt=position).update(cursor=position)
     subscription.cursor = max(subscription.cursor, position)
@@ -96,3 +44,29 @@ def create_within(owner: AbstractBaseUser, most: int, **fields: object) -> Subsc
         if Subscription.objects.filter(owner=owner).count() >= most:
             return None
         return Subscription.objects.create(owner=owner, **fields)
+
+
+def live_ids() -> set[int]:
+    """The ids of the subscriptions the worker follows: those whose owner is active."""
+    return set(Subscription.objects.filter(owner__is_active=True).values_list("pk", flat=True))
+
+
+def live(subscription_id: int) -> Subscription | None:
+    """The subscription, if it is there and its owner active."""
+    return Subscription.objects.filter(owner__is_active=True, pk=subscription_id).first()
+
+
+def _managed_by(user: AbstractBaseUser) -> QuerySet:
+    rows = Subscription.objects.select_related("owner")
+    return rows if user.is_superuser else rows.filter(owner=user)
+
+
+def managed_by(user: AbstractBaseUser) -> list[Subscription]:
+    """The subscriptions a person manages, newest first: their own; a superuser's,
+    everyone's."""
+    return list(_managed_by(user))
+
+
+def managed_one(user: AbstractBaseUser, subscription_id: int) -> Subscription | None:
+    """One of the subscriptions `user` manages, or None."""
+    return _managed_by(user).filter(pk=subscription_id).first()

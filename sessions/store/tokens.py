@@ -1,4 +1,5 @@
-"""The token lookup every API request makes: a token's digest to its active user."""
+"""API tokens' rows: the lookup every API request makes (a token's digest to its active
+user), and the rows a person manages (made, listed, revoked)."""
 
 import functools
 from datetime import datetime
@@ -7,6 +8,7 @@ from typing import NamedTuple
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
+from django.utils import timezone
 
 from sessions.models import ApiToken
 from sessions.store.database import aware_utc, run_prepared
@@ -70,3 +72,32 @@ def token_user(digest: str) -> TokenRow | None:
         None if expires_at is None else aware_utc(expires_at),
         user,
     )
+
+
+def create(**fields: object) -> ApiToken:
+    """A new token row (`rules.tokens.create_token` makes its secret parts)."""
+    return ApiToken.objects.create(**fields)
+
+
+def _managed_by(user: AbstractBaseUser):
+    rows = ApiToken.objects.select_related("user")
+    return rows if user.is_superuser else rows.filter(user=user)
+
+
+def managed_by(user: AbstractBaseUser) -> list[ApiToken]:
+    """The tokens a person manages, newest first: their own; a superuser's, everyone's."""
+    return list(_managed_by(user))
+
+
+def revoke(user: AbstractBaseUser, token_id: int) -> bool:
+    """Revoke one of the tokens `user` manages (again is harmless); False when there is
+    no such token among them."""
+    found = _managed_by(user).filter(pk=token_id)
+    if not found.exists():
+        return False
+    found.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    return True
+
+
+def record_use(token_id: int, now: datetime) -> None:
+    ApiToken.objects.filter(pk=token_id).update(last_used_at=now)

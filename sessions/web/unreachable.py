@@ -1,7 +1,7 @@
 """Pages and forms when the database connection drops: run the request again on a new
 connection, and when the database stays away, say so and write nothing.
 
-The API runs each route again itself (`store.connections.retrying`); `resilient` does the
+The API runs each route again itself (`sessions.http.retrying`); `resilient` does the
 same for every page, sign-in session and user included (`login_required` reads them
 before the view runs, so it wraps that too). A form's post carries its own
 idempotency key for the request (`server_key`), so running it again cannot append

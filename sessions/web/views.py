@@ -17,12 +17,13 @@ from django_htmx.http import trigger_client_event
 
 from sessions import config, http, store
 from sessions.domain import metrics as flow_metrics
-from sessions.domain import moments, plans, projections, vocabulary
+from sessions.domain import moments, plans, projections, vocabulary, webhooks
+from sessions.http import server_key
 from sessions.readmodels import board as board_model
 from sessions.readmodels import flow as flow_model
 from sessions.readmodels import notifications as notification_model
 from sessions.readmodels import plan_views, session_views, shapes
-from sessions.rules import tokens
+from sessions.rules import subscriptions, tokens
 from sessions.rules import window as metrics_window
 from sessions.rules.append import append_event, new_session_id
 from sessions.rules.permissions import may_act, may_message, may_release
@@ -35,7 +36,6 @@ from sessions.rules.refusals import (
     status_of,
 )
 from sessions.store import visits
-from sessions.store.connections import server_key
 from sessions.web import charts, drawing
 from sessions.web.forms import (
     ACTIONS,
@@ -48,7 +48,6 @@ from sessions.web.forms import (
     TokenForm,
 )
 from sessions.web.unreachable import resilient
-from sessions.webhooks import payloads, subscriptions, transport
 
 # How the refusals that leave no form to re-show are said to a browser.
 STATUS_OF = {Forbidden: 403, UnknownSession: 404}
@@ -718,15 +717,15 @@ def webhook_list(request):
             for row in subscriptions.visible_subscriptions(request.user)
             for shown in [subscriptions.recent_deliveries(row)]
         ],
-        "signature_header": payloads.SIGNATURE_HEADER,
-        "timestamp_header": payloads.TIMESTAMP_HEADER,
-        "delivery_header": payloads.DELIVERY_HEADER,
+        "signature_header": webhooks.SIGNATURE_HEADER,
+        "timestamp_header": webhooks.TIMESTAMP_HEADER,
+        "delivery_header": webhooks.DELIVERY_HEADER,
     }
     return render(request, "sessions/webhooks.html", context, status=400 if form.errors else 200)
 
 
 def _visible_subscription(request, subscription_id):
-    found = subscriptions.visible_subscriptions(request.user).filter(pk=subscription_id).first()
+    found = subscriptions.visible_subscription(request.user, subscription_id)
     if found is None:
         raise Http404("No such webhook.")
     return found
@@ -736,7 +735,7 @@ def _visible_subscription(request, subscription_id):
 @login_required
 @require_POST
 def webhook_ping(request, subscription_id):
-    transport.request_ping(_visible_subscription(request, subscription_id))
+    subscriptions.request_ping(_visible_subscription(request, subscription_id))
     return redirect("webhooks")
 
 

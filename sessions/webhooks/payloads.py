@@ -1,30 +1,14 @@
-"""What a webhook sends: the headers' names, the signature, the delivery's id, and the
-body of an event (the feed's item, or a line for Slack) or of a ping."""
+"""What a webhook sends: the delivery's id, and the body of an event (the feed's item, or
+a line for Slack) or of a ping. Its headers and signature are `domain.webhooks`'."""
 
-import hashlib
-import hmac
 import json
 from datetime import datetime
 
 from sessions.domain import jsonl, projections, vocabulary
 from sessions.domain.records import EventRecord
+from sessions.domain.webhooks import PING
 from sessions.models import Subscription
 from sessions.readmodels import session_views, shapes
-
-SIGNATURE_HEADER = "X-Tower-Signature-256"
-TIMESTAMP_HEADER = "X-Tower-Timestamp"
-DELIVERY_HEADER = "X-Tower-Delivery"
-EVENT_HEADER = "X-Tower-Event"
-PING = "ping"
-USER_AGENT = "ControlTower-Webhooks/1"
-
-
-def signature(secret: str, timestamp: int, body: bytes) -> str:
-    """The `X-Tower-Signature-256` header of `body` sent at `timestamp` (Unix seconds, the
-    `X-Tower-Timestamp` header): the HMAC-SHA256 of `"<timestamp>.<body>"` under
-    `secret`. Signing the moment too lets a receiver refuse a replayed delivery."""
-    signed = str(timestamp).encode() + b"." + body
-    return "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
 def delivery_id(subscription: Subscription, position: int) -> str:

@@ -1,8 +1,8 @@
-"""Sending one webhook request: a POST that follows no redirect and raises nothing for a
-network failure, signed; and a ping, sent now and logged."""
+"""Sending one webhook request: a POST that follows no redirect, connects only where a
+webhook may (`rules.addresses`) and raises nothing for a network failure, signed; and a
+requested ping, sent and logged."""
 
 import http.client
-import secrets
 import time
 import urllib.error
 import urllib.request
@@ -10,18 +10,19 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from sessions.models import Delivery, Subscription
-from sessions.webhooks import addresses
-from sessions.webhooks.payloads import (
+from sessions.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
     PING,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     USER_AGENT,
-    ping_body,
     signature,
 )
+from sessions.models import Delivery, Subscription
+from sessions.rules import addresses
+from sessions.store import deliveries
+from sessions.webhooks.payloads import ping_body
 
 # What is kept of a failed try's explanation (the column's length).
 ERROR_MAX = Delivery._meta.get_field("error").max_length
@@ -105,37 +106,10 @@ def send(
     return post(subscription.url, body, headers, timeout)
 
 
-def request_ping(subscription: Subscription) -> Delivery:
-    """Ask the worker to ping: a delivery row without a position and without a try yet,
-    which the worker sends (`send_ping`) and the page shows when it is answered. No
-    request waits on a remote host."""
-    return Delivery.objects.create(
-        subscription=subscription,
-        delivery_id=f"{subscription.pk}-{PING}-{secrets.token_hex(4)}",
-        attempts=0,
-        last_tried_at=timezone.now(),
-    )
-
-
-def pending_pings(limit: int) -> list[Delivery]:
-    """The pings asked for and not sent yet, oldest first, of live subscriptions."""
-    rows = Delivery.objects.filter(
-        position__isnull=True, attempts=0, subscription__owner__is_active=True
-    )
-    return list(rows.select_related("subscription").order_by("pk")[:limit])
-
-
 def send_ping(ping: Delivery, timeout: float) -> None:
     """Send a requested ping once and log what came back on its row."""
     subscription = ping.subscription
     answer = send(
         subscription, ping_body(subscription, timezone.now()), ping.delivery_id, PING, timeout
     )
-    now = timezone.now()
-    Delivery.objects.filter(pk=ping.pk).update(
-        attempts=1,
-        status=answer.status,
-        error=answer.error,
-        last_tried_at=now,
-        delivered_at=now if answer.delivered else None,
-    )
+    deliveries.log_ping(ping, answer.status, answer.error, answer.delivered)

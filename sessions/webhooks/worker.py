@@ -31,11 +31,10 @@ from sessions.domain.records import EventRecord
 from sessions.models import Delivery, Subscription
 from sessions.readmodels import feed as feed_model
 from sessions.readmodels import open_sessions
-from sessions.store import connections
+from sessions.store import connections, deliveries
 from sessions.store import subscriptions as stored
 from sessions.webhooks.payloads import delivery_id, event_body
-from sessions.webhooks.subscriptions import live_subscriptions
-from sessions.webhooks.transport import pending_pings, send, send_ping
+from sessions.webhooks.transport import send, send_ping
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +82,7 @@ class Dispatcher:
     def rescan(self) -> None:
         """Take on new live subscriptions; forget removed ones and those of deactivated
         people (a step in flight finishes, and the next finds them gone)."""
-        wanted = set(live_subscriptions().values_list("pk", flat=True))
+        wanted = stored.live_ids()
         with self.lock:
             for pk in self.lanes.keys() - wanted:
                 del self.lanes[pk]
@@ -109,7 +108,7 @@ class Dispatcher:
 
     def step(self, lane: Lane) -> None:
         try:
-            subscription = live_subscriptions().filter(pk=lane.subscription_id).first()
+            subscription = stored.live(lane.subscription_id)
             if subscription is not None and not self.stopping.is_set():
                 self._deliver_page(subscription, lane)
         except Exception:
@@ -131,7 +130,7 @@ class Dispatcher:
                     return
                 delivered.append(self._delivered(subscription, lane, position))
         finally:
-            stored.log_delivered(subscription, delivered, self.pace.keep_deliveries)
+            deliveries.log_delivered(subscription, delivered, self.pace.keep_deliveries)
         if next_after > subscription.cursor:
             # Rows the filters skipped: nothing of them is owed.
             stored.move_cursor(subscription, next_after)
@@ -151,7 +150,7 @@ class Dispatcher:
         lane.last_status = answer.status
         if answer.delivered:
             return True
-        stored.log_failure(
+        deliveries.log_failure(
             subscription, position, identity, lane.tries, answer.status, answer.error
         )
         log.warning(
@@ -204,7 +203,7 @@ class Pinger:
         room = self.pace.ping_threads - len(busy)
         if room <= 0:
             return
-        waiting = pending_pings(self.pace.ping_threads + len(busy))
+        waiting = deliveries.pending_pings(self.pace.ping_threads + len(busy))
         for ping in [p for p in waiting if p.pk not in busy][:room]:
             with self.lock:
                 self.in_flight.add(ping.pk)

@@ -1,16 +1,19 @@
-"""Subscriptions a person manages: made with a fresh secret, listed, removed."""
+"""Webhook subscriptions a person manages: made with a fresh secret (only to addresses a
+webhook may reach, `addresses`), listed, pinged, removed. Their rows are the store's
+(`store.subscriptions`, `store.deliveries`); the worker that sends is `sessions.webhooks`."""
 
 import secrets
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import QuerySet
 
 from sessions import config
+from sessions.domain import webhooks
 from sessions.models import Delivery, Subscription
 from sessions.readmodels import open_sessions
+from sessions.rules import addresses
 from sessions.rules.refusals import Refused
+from sessions.store import deliveries
 from sessions.store import subscriptions as stored
-from sessions.webhooks import addresses
 
 
 class TooManyWebhooks(Refused):
@@ -66,18 +69,21 @@ def connect() -> None:
     )
 
 
-def live_subscriptions() -> QuerySet:
-    """The subscriptions the worker follows: those whose owner is active. A deactivated
-    person's webhooks stop at the worker's next rescan (a second by default), their
-    cursor kept; they resume from it if the person is made active again."""
-    return Subscription.objects.filter(owner__is_active=True)
-
-
-def visible_subscriptions(user):
+def visible_subscriptions(user: AbstractBaseUser) -> list[Subscription]:
     """The subscriptions a person manages: their own; a superuser's, everyone's."""
-    rows = Subscription.objects.select_related("owner")
-    return rows if user.is_superuser else rows.filter(owner=user)
+    return stored.managed_by(user)
+
+
+def visible_subscription(user: AbstractBaseUser, subscription_id: int) -> Subscription | None:
+    """One of the subscriptions `user` manages, or None."""
+    return stored.managed_one(user, subscription_id)
 
 
 def recent_deliveries(subscription: Subscription, count: int = 10) -> list[Delivery]:
-    return list(subscription.deliveries.all()[:count])
+    return deliveries.recent(subscription, count)
+
+
+def request_ping(subscription: Subscription) -> Delivery:
+    """Ask the worker to ping: a delivery row it sends and logs, which the page shows
+    when it is answered. No request waits on a remote host."""
+    return deliveries.request_ping(subscription, webhooks.PING)
