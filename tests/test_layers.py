@@ -3,7 +3,7 @@ of violation planted in a module's source."""
 
 import pytest
 
-from tests.layers import check_app, check_source
+from tests.layers import MOST_LINES, check_app, check_sizes, check_source, lines_over
 
 
 def test_the_app_keeps_its_layers():
@@ -20,8 +20,27 @@ PLANTED = [
     ("sessions.rules.append", "from django.db import transaction", "only the store imports"),
     ("sessions.readmodels.kept", "from django.db import connection", "only the store imports"),
     ("sessions.rules.identity", "Event.objects.filter(actor='a')", "only the store reads"),
-    ("sessions.webhooks.worker", "connection.cursor()", "only the store opens cursors"),
+    ("sessions.webhooks.worker", "connection.cursor()", "only the store runs SQL"),
     ("sessions.store.board", "from .. import http", "store may not import sessions.http"),
+    # Model managers, raw SQL and querysets outside the store.
+    ("sessions.rules.tokens", "ApiToken.objects.filter(pk=1).update(x=1)", "reads a model's"),
+    ("sessions.webhooks.worker", "Subscription.objects.all()", "only the store reads"),
+    ("sessions.rules.identity", "sender._default_manager.filter(pk=1)", "._default_manager"),
+    ("sessions.readmodels.board", "Event.objects.raw('SELECT 1')", "only the store"),
+    ("sessions.web.views", "Delivery.raw('SELECT 1')", "only the store runs SQL (.raw())"),
+    ("sessions.readmodels.board", "from django.db.models import QuerySet", "imports django.db"),
+    # Django's database errors reach no surface: the store says `DatabaseUnavailable`.
+    ("sessions.api.routes", "from django.db import OperationalError", "only the store imports"),
+    ("sessions.web.views", "from django.db import InterfaceError", "only the store imports"),
+    ("sessions.rules.append", "from django.db.utils import IntegrityError", "only the store"),
+    # The domain is pure; the store knows no HTTP.
+    ("sessions.domain.plans", "import django", "the domain imports no Django"),
+    ("sessions.domain.vocabulary", "from django.utils import timezone", "imports no Django"),
+    ("sessions.store.connections", "from django.http import HttpRequest", "knows no HTTP"),
+    ("sessions.store.tokens", "import ninja", "the store knows no HTTP"),
+    # The webhook worker is an outgoing surface: the web does not reach into it.
+    ("sessions.web.views", "from sessions.webhooks import transport", "surface sessions.web"),
+    ("sessions.rules.subscriptions", "from sessions.webhooks import worker", "rules may not"),
 ]
 
 
@@ -48,3 +67,25 @@ def test_the_wiring_may_import_every_surface():
 def test_a_layer_may_import_those_below_it():
     source = "from sessions import store\nfrom sessions.domain import plans\n"
     assert check_source("sessions.rules.append", source) == []
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["sessions.store.tokens", "sessions.admin", "sessions.management.commands.ensure_admin"],
+)
+def test_the_store_and_djangos_own_surfaces_may_use_model_managers(module):
+    assert check_source(module, "User.objects.exists()\n") == []
+
+
+def test_the_deliver_command_may_start_the_webhook_worker():
+    source = "from sessions.webhooks.worker import Pace\n"
+    assert check_source("sessions.management.commands.deliver", source) == []
+
+
+def test_no_room_of_the_app_or_the_client_is_over_the_budget():
+    assert check_sizes() == []
+
+
+def test_a_room_over_the_budget_is_named_with_its_length():
+    sources = {"big.py": "x = 1\n" * (MOST_LINES + 1), "small.py": "x = 1\n"}
+    assert lines_over(MOST_LINES, sources) == [f"big.py: {MOST_LINES + 1} lines"]

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessions.domain import jsonl, plans
+from sessions.domain.plans import graph as plan_graph
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import DONE, OUTCOMES, PLAN_AMEND, PLAN_CREATE
 from tests.test_plan_conformance import PLANS, V2, v2_expected
@@ -160,7 +161,7 @@ def test_an_accepted_amend_leaves_the_live_graph_acyclic(history):
             graph = plans.apply(graph, events[1])
         except plans.GraphError:
             return
-    assert plans._cycle(graph.nodes) is None
+    assert plan_graph._cycle(graph.nodes) is None
     live = {node.key for node in graph.live()}
     assert all(need in live for node in graph.live() for need in node.needs)
 

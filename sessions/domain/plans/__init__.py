@@ -1,0 +1,114 @@
+"""Build plans: the graph a plan's events make, and every fact derived from it and from
+its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans").
+
+- `graph`: the graph and the rule of each plan event against it (`apply`);
+- `states`: each node's state from its sessions, the ready order, the critical path;
+- `liveness`: lapses at `now`, attempts, what may be reclaimed or claimed;
+- `view`: the plan's whole view (`plan_view`).
+
+The package's namespace is the one callers use (`plans.READY`, `plans.apply`).
+"""
+
+from sessions.domain.plans.graph import (
+    Graph,
+    GraphError,
+    Node,
+    apply,
+    graph_after,
+    graph_of,
+    topological,
+)
+from sessions.domain.plans.liveness import (
+    Attempt,
+    Liveness,
+    attempts_of,
+    claimable_nodes,
+    is_reclaimable,
+    latest_closed,
+    may_have_lapsed,
+    ready_nodes,
+    reclaim_allowed,
+    unclosed_by_node,
+    with_lapses,
+)
+from sessions.domain.plans.states import (
+    FAILED,
+    HELD,
+    NODE_STATES,
+    NOT_DONE,
+    READY,
+    RETIRED,
+    RUNNING,
+    UPSTREAM_FAILED,
+    WAITING,
+    NodeSession,
+    critical_path,
+    node_states,
+    node_states_after,
+    opening_order,
+    ranked,
+    ready_order,
+    sessions_as_of,
+)
+from sessions.domain.plans.view import (
+    CANCELLED,
+    OPEN,
+    PLAN_STATUSES,
+    Handoffs,
+    NodeView,
+    PlanView,
+    attempt_of,
+    plan_view,
+    plan_view_of,
+    topological_keys,
+)
+from sessions.domain.vocabulary import LAPSED  # a node's state too
+
+__all__ = [
+    "CANCELLED",
+    "FAILED",
+    "HELD",
+    "LAPSED",
+    "NODE_STATES",
+    "NOT_DONE",
+    "OPEN",
+    "PLAN_STATUSES",
+    "READY",
+    "RETIRED",
+    "RUNNING",
+    "UPSTREAM_FAILED",
+    "WAITING",
+    "Attempt",
+    "Graph",
+    "GraphError",
+    "Handoffs",
+    "Liveness",
+    "Node",
+    "NodeSession",
+    "NodeView",
+    "PlanView",
+    "apply",
+    "attempt_of",
+    "attempts_of",
+    "claimable_nodes",
+    "critical_path",
+    "graph_after",
+    "graph_of",
+    "is_reclaimable",
+    "latest_closed",
+    "may_have_lapsed",
+    "node_states",
+    "node_states_after",
+    "opening_order",
+    "plan_view",
+    "plan_view_of",
+    "ranked",
+    "ready_nodes",
+    "ready_order",
+    "reclaim_allowed",
+    "sessions_as_of",
+    "topological",
+    "topological_keys",
+    "unclosed_by_node",
+    "with_lapses",
+]

@@ -1,0 +1,171 @@
+"""A plan's whole view: every fact about it at `now`, from its events and its nodes'
+sessions."""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sessions.domain.plans.graph import Graph, graph_of, topological
+from sessions.domain.plans.liveness import (
+    Attempt,
+    Liveness,
+    attempts_of,
+    claimable_nodes,
+    latest_closed,
+    with_lapses,
+)
+from sessions.domain.plans.states import (
+    NODE_STATES,
+    RETIRED,
+    NodeSession,
+    critical_path,
+    node_states,
+    ranked,
+    ready_order,
+)
+from sessions.domain.records import EventRecord
+from sessions.domain.vocabulary import (
+    DONE,
+    LAPSED,
+    PLAN_CREATE,
+)
+
+OPEN = "open"
+
+
+CANCELLED = "cancelled"
+
+
+PLAN_STATUSES = (OPEN, DONE, CANCELLED)
+
+
+@dataclass(frozen=True)
+class NodeView:
+    key: str
+    title: str
+    needs: tuple[str, ...]
+    state: str
+    session: str | None  # the unclosed session of a running or lapsed node
+    attempts: int = 0  # sessions ever started on it
+    last_attempt: Attempt | None = None
+
+
+@dataclass(frozen=True)
+class PlanView:
+    id: str
+    title: str | None
+    owner: str | None
+    note: str | None
+    status: str
+    seq: int
+    created_at: datetime | None
+    last_event_at: datetime | None
+    nodes: list[NodeView]
+    ready: list[str]
+    critical_path: list[str]
+    done: int
+    total: int
+    counts: dict[str, int]
+    lease: int | None = None
+    max_attempts: int | None = None
+    lapsed: list[str] = field(default_factory=list)  # in ready order
+    claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
+
+    def node(self, key: str) -> NodeView | None:
+        return next((node for node in self.nodes if node.key == key), None)
+
+
+def topological_keys(view: "PlanView") -> list[str]:
+    return topological({node.key: node.needs for node in view.nodes})
+
+
+# What a node's latest closed session left for the next worker: (next action, progress
+# note), by session id.
+Handoffs = dict[str, tuple[str | None, str | None]]
+
+
+def plan_view(
+    plan_id: str,
+    events: Sequence[EventRecord],
+    sessions: Iterable[NodeSession],
+    now: datetime | None = None,
+    liveness: dict[str, Liveness] | None = None,
+    handoffs: Handoffs | None = None,
+) -> PlanView:
+    """Every fact about a plan, from its events (stream order) and its nodes' sessions,
+    at `now` with its unclosed sessions' `liveness` (without them nothing lapses)."""
+    ends = [events[0], events[-1]] if events else []
+    return plan_view_of(plan_id, graph_of(events), ends, sessions, now, liveness, handoffs)
+
+
+def plan_view_of(
+    plan_id: str,
+    graph: Graph,
+    ends: Sequence[EventRecord],
+    sessions: Iterable[NodeSession],
+    now: datetime | None = None,
+    liveness: dict[str, Liveness] | None = None,
+    handoffs: Handoffs | None = None,
+) -> PlanView:
+    """`plan_view` from the plan's graph (`graph_of` its events) and the stream's `ends`
+    (its first and last events, or one when they are the same), so that a view costs
+    the same however long the plan's history."""
+    sessions = list(sessions)
+    found = node_states(graph, sessions)
+    if now is not None and liveness is not None:
+        found = with_lapses(graph, found, sessions, liveness, now)
+    states = {key: state for key, (state, _) in found.items()}
+    attempts = attempts_of(sessions)
+    closed = latest_closed(sessions)
+    handoffs = handoffs or {}
+    counts: dict[str, int] = {}
+    for state in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    live = [key for key, state in states.items() if state != RETIRED]
+    done = sum(1 for key in live if states[key] == DONE)
+    if not live:
+        status = CANCELLED
+    elif done == len(live):
+        status = DONE
+    else:
+        status = OPEN
+    create = ends[0] if ends and ends[0].type == PLAN_CREATE else None
+    last = ends[-1] if ends else None
+    return PlanView(
+        id=plan_id,
+        title=create.title if create else None,
+        owner=create.actor if create else None,
+        note=create.note if create else None,
+        status=status,
+        seq=last.seq if last else 0,
+        created_at=create.timestamp if create else None,
+        last_event_at=last.timestamp if last else None,
+        nodes=[
+            NodeView(
+                node.key,
+                node.title,
+                node.needs,
+                *found[node.key],
+                attempts.get(node.key, 0),
+                attempt_of(closed.get(node.key), handoffs),
+            )
+            for node in graph.nodes.values()
+        ],
+        ready=ready_order(graph, states),
+        critical_path=critical_path(graph, states),
+        done=done,
+        total=len(live),
+        counts={state: counts[state] for state in NODE_STATES if counts.get(state)},
+        lease=graph.lease,
+        max_attempts=graph.max_attempts,
+        lapsed=ranked(graph, states, [key for key, state in states.items() if state == LAPSED]),
+        claimable=claimable_nodes(graph, found, attempts),
+    )
+
+
+def attempt_of(session: NodeSession | None, handoffs: Handoffs) -> Attempt | None:
+    """A node's latest closed session as its last attempt, with its handoff, or None."""
+    if session is None:
+        return None
+    note, progress = handoffs.get(session.session, (None, None))
+    return Attempt(session.session, session.outcome, note, progress)
