@@ -15,7 +15,7 @@ PLANTED = [
     ("sessions.domain.plans", "from sessions import store", "domain may not import"),
     ("sessions.readmodels.reading", "from sessions.rules import append", "read models may not"),
     ("sessions.models", "from sessions.store import streams", "models imports only the domain"),
-    ("sessions.web.views", "from sessions.api import schemas", "surface sessions.web imports"),
+    ("sessions.web.views", "from sessions.api import answers", "surface sessions.web imports"),
     ("sessions.api.routes", "from sessions.web.views import board", "surface sessions.api imports"),
     ("sessions.rules.append", "from django.db import transaction", "only the store imports"),
     ("sessions.readmodels.kept", "from django.db import connection", "only the store imports"),

@@ -33,7 +33,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic import TypeAdapter
 
-from sessions.api import schemas
+from sessions.api import requests
 from sessions.domain import vocabulary
 from sessions.http import error_body, error_response
 from sessions.rules.tokens import TokenRefused, bearer_of_header
@@ -43,9 +43,9 @@ PATH = "/mcp"
 # The /mcp request a tool call came in on: its token, host and scheme are the tool's.
 _calling: contextvars.ContextVar[HttpRequest] = contextvars.ContextVar("mcp_request")
 
-_SESSION_ID = TypeAdapter(schemas.SessionId).json_schema()
+_SESSION_ID = TypeAdapter(requests.SessionId).json_schema()
 _IDEMPOTENCY_KEY = {
-    **TypeAdapter(schemas.IdempotencyKey).json_schema(),
+    **TypeAdapter(requests.IdempotencyKey).json_schema(),
     "description": "Optional. Send the same key again when retrying after a timeout: the "
     "first answer is returned and nothing is appended twice.",
 }
@@ -129,7 +129,7 @@ TOOLS = [
         " you when absent. Refusals: `session_exists` if a session with that id exists;"
         " `invalid` for a malformed argument; for a plan node, `node_not_ready` if its needs"
         " are not done or it already has a live session.",
-        body=schemas.StartSession,
+        body=requests.StartSession,
         renamed={"session_id": "id"},
     ),
     Tool(
@@ -140,7 +140,7 @@ TOOLS = [
         " soon as you cannot go on, so a person sees it. A blocked session may be blocked"
         " again with another reason; each open block is listed until an unblock."
         + _REFUSALS_OF_AN_APPEND,
-        body=schemas.BlockEvent,
+        body=requests.BlockEvent,
         fixed={"type": vocabulary.BLOCK},
     ),
     Tool(
@@ -149,7 +149,7 @@ TOOLS = [
         "/sessions/{session_id}/events",
         "Clear every open block of a blocked session; an optional `note` says what comes"
         " next. Use it when what you waited for has arrived." + _REFUSALS_OF_AN_APPEND,
-        body=schemas.UnblockEvent,
+        body=requests.UnblockEvent,
         fixed={"type": vocabulary.UNBLOCK},
     ),
     Tool(
@@ -158,7 +158,7 @@ TOOLS = [
         "/sessions/{session_id}/events",
         "Send an active session to review; the optional `note` says what to look at (e.g."
         " the pull request)." + _REFUSALS_OF_AN_APPEND,
-        body=schemas.ReviewEvent,
+        body=requests.ReviewEvent,
         fixed={"type": vocabulary.REVIEW},
     ),
     Tool(
@@ -168,7 +168,7 @@ TOOLS = [
         "Close a session for good, with its `outcome`: done (the default), failed or"
         " abandoned. On a plan's node, done lets the nodes that need it start and failed"
         " stops them. Nothing can be appended after a close." + _REFUSALS_OF_AN_APPEND,
-        body=schemas.CloseEvent,
+        body=requests.CloseEvent,
         fixed={"type": vocabulary.CLOSE},
     ),
     Tool(
@@ -182,7 +182,7 @@ TOOLS = [
         " acknowledges the pending `messages` of get_session; it is refused"
         " (`stale_expected_seq`) if another arrived meanwhile: read it first."
         + _REFUSALS_OF_AN_APPEND,
-        body=schemas.ProgressEvent,
+        body=requests.ProgressEvent,
         fixed={"type": vocabulary.PROGRESS},
     ),
     Tool(
@@ -192,7 +192,7 @@ TOOLS = [
         "Write to whoever works a session (`note`): its worker sees it among the view's"
         " `messages` before its next step. The session's owner, a lead, or for a plan"
         " node's session the plan's owner may send one; the status stays." + _REFUSALS_OF_AN_APPEND,
-        body=schemas.MessageEvent,
+        body=requests.MessageEvent,
         fixed={"type": vocabulary.MESSAGE},
     ),
     Tool(
@@ -202,7 +202,7 @@ TOOLS = [
         "Read one session's view: status, owner, title, `seq` of its last event, open"
         " blockers, next action, time in each state, whether it needs attention. Give `at`"
         " (ISO 8601) to see it as it was then. Refusal: `not_found`.",
-        query=schemas.ViewOptions,
+        query=requests.ViewOptions,
         read_only=True,
     ),
     Tool(
@@ -213,7 +213,7 @@ TOOLS = [
         " text `q`, `stale`, `attention`; while `next` is not null, ask again with `page`"
         " 2, 3, and so on."
         " Use it to find work or see what others are doing.",
-        query=schemas.SessionFilters,
+        query=requests.SessionFilters,
         read_only=True,
     ),
     Tool(
@@ -224,7 +224,7 @@ TOOLS = [
         " `needs` done first. Agents then claim its ready nodes with claim_next_node."
         " `plan_id` is made for you when absent. Refusals: `invalid` for a cycle (named),"
         " an unknown key in `needs`, a duplicate key; `plan_exists` if the id is taken.",
-        body=schemas.CreatePlan,
+        body=requests.CreatePlan,
         renamed={"plan_id": "id"},
     ),
     Tool(
@@ -234,7 +234,7 @@ TOOLS = [
         "Read a plan: each node's state (ready, running, blocked, done, failed,"
         " upstream_failed…), its session, progress and the critical path. Give `at` to"
         " see it as it was then. Refusal: `not_found`.",
-        query=schemas.PlanOptions,
+        query=requests.PlanOptions,
         read_only=True,
     ),
     Tool(
@@ -245,7 +245,7 @@ TOOLS = [
         " `needs`, `retire` nodes, applied in that order. Refusals: `invalid` for a cycle,"
         " an unknown key or a retire that strands a node; `node_running` for retiring a node"
         " with a live session; `stale_expected_seq`; `forbidden` for others.",
-        body=schemas.AmendPlan,
+        body=requests.AmendPlan,
         fixed={"type": vocabulary.PLAN_AMEND},
     ),
     Tool(
@@ -259,7 +259,7 @@ TOOLS = [
         " progress_session while you work, and close the session when the node's work is"
         " finished. Refusals: `nothing_ready` when no node is ready or reclaimable (try"
         " later, or read get_plan); `not_found` if there is no such plan.",
-        body=schemas.Claim,
+        body=requests.Claim,
     ),
     Tool(
         "read_feed",
@@ -269,7 +269,7 @@ TOOLS = [
         " the `next_after` of the last answer) and you never miss or repeat an event."
         " Narrow with `type`, `stream` (a session or plan id) or `plan`. Use it to notice"
         " when your blockers clear or when nodes become ready.",
-        query=schemas.FeedQuery,
+        query=requests.FeedQuery,
         read_only=True,
     ),
 ]

@@ -1,6 +1,6 @@
 """The JSON of what the read side gives, shared by every surface that sends it: an
 event (the JSONL shape), a feed item, the flow metrics, moments as JSONL writes them.
-The API's schemas (`api.schemas`) describe the same shapes for OpenAPI."""
+The API's schemas (`api.requests`, `api.answers`) describe the same shapes for OpenAPI."""
 
 from datetime import datetime
 

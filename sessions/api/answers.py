@@ -1,0 +1,305 @@
+"""The agent API's answers, defined once: the pydantic schemas of its JSON answers (for
+the OpenAPI document) and the functions that shape a view into one."""
+
+from typing import Literal
+
+from ninja import Schema
+from pydantic import (
+    Field,
+)
+
+from sessions.api.requests import (
+    Need,
+    PlanNode,
+    Timestamp,
+    optional_field,
+)
+from sessions.domain import plans, projections, vocabulary
+from sessions.readmodels.shapes import plain
+
+
+class Blocker(Schema):
+    reason: str
+    timestamp: Timestamp
+    actor: str
+    seq: int
+
+
+class TimeInState(Schema):
+    active: int
+    blocked: int
+    in_review: int
+
+
+class Attention(Schema):
+    kind: Literal["stale", "blocked_long", "review_long", "lapsed"]
+    since: Timestamp
+
+
+class SessionProgress(Schema):
+    note: str
+    timestamp: Timestamp
+
+
+class Message(Schema):
+    note: str
+    actor: str
+    timestamp: Timestamp
+    seq: int
+
+
+class Session(Schema):
+    id: str
+    title: str | None
+    owner: str | None
+    status: Literal[vocabulary.STATUSES] | None  # type: ignore[valid-type]
+    stale: bool
+    blockers: list[Blocker] = Field(
+        description=f"The open blocks, oldest first: the latest {vocabulary.MAX_BLOCKERS_SHOWN} "
+        "when there are more (`blocker_count` has them all)."
+    )
+    blocker_count: int
+    next_action: str | None
+    opened_at: Timestamp | None
+    last_event_at: Timestamp | None
+    closed_at: Timestamp | None
+    seq: int
+    plan: str | None = Field(description="The build plan whose node this session works on.")
+    node: str | None
+    outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
+        description="How it ended; null until closed."
+    )
+    time_in_state: TimeInState = Field(description="Whole seconds spent in each status.")
+    attention: Attention | None = Field(
+        description="Why a person should look now (and since when), or null."
+    )
+    progress: SessionProgress | None = Field(
+        description="The latest progress note and its time, or null."
+    )
+    messages: list[Message] = Field(
+        description="The messages its worker has not acknowledged, oldest first: the latest "
+        f"{vocabulary.MAX_BLOCKERS_SHOWN} when there are more (`message_count` has them all)."
+    )
+    message_count: int
+
+
+class Event(Schema):
+    """A session's event in the JSONL key order; absent optional fields are left out."""
+
+    session: str
+    seq: int
+    type: Literal[vocabulary.EVENT_TYPES]  # type: ignore[valid-type]
+    timestamp: Timestamp
+    actor: str
+    title: str | None = optional_field("string")
+    reason: str | None = optional_field("string")
+    note: str | None = optional_field("string")
+    plan: str | None = optional_field("string")
+    node: str | None = optional_field("string")
+    outcome: str | None = optional_field("string")
+
+
+class PlanEvent(Schema):
+    """A plan's event in the JSONL key order; absent optional fields are left out."""
+
+    plan: str
+    seq: int
+    type: Literal[vocabulary.PLAN_EVENT_TYPES]  # type: ignore[valid-type]
+    timestamp: Timestamp
+    actor: str
+    title: str | None = optional_field("string")
+    note: str | None = optional_field("string")
+    nodes: list[PlanNode] | None = optional_field("array")
+    needs: list[Need] | None = optional_field("array")
+    drop_needs: list[Need] | None = optional_field("array")
+    retire: list[str] | None = optional_field("array")
+    lease: int | None = optional_field("integer")
+    max_attempts: int | None = optional_field("integer")
+
+
+class Progress(Schema):
+    done: int
+    total: int
+
+
+class LastAttempt(Schema):
+    session: str
+    outcome: Literal[vocabulary.OUTCOMES]  # type: ignore[valid-type]
+    note: str | None = Field(description="Its next action: why it ended.")
+    progress: str | None = Field(description="Its latest progress note: what it was doing.")
+
+
+class NodeState(Schema):
+    key: str
+    title: str
+    needs: list[str]
+    state: Literal[plans.NODE_STATES]  # type: ignore[valid-type]
+    session: str | None = Field(description="The unclosed session of a running or lapsed node.")
+    attempts: int = Field(description="Sessions ever started on it.")
+    last_attempt: LastAttempt | None = Field(
+        description="Its latest closed session: the handoff the next worker reads."
+    )
+
+
+class Plan(Schema):
+    id: str
+    title: str | None
+    owner: str | None
+    note: str | None
+    status: Literal[plans.PLAN_STATUSES]  # type: ignore[valid-type]
+    progress: Progress
+    counts: dict[str, int] = Field(description="Nodes per state; zero counts are left out.")
+    ready: list[str] = Field(description="Ready nodes, the one unlocking the most first.")
+    critical_path: list[str] = Field(description="The longest chain left, first-to-do first.")
+    seq: int
+    created_at: Timestamp | None
+    last_event_at: Timestamp | None
+    nodes: list[NodeState] = Field(description="In plan order.")
+    lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
+    max_attempts: int | None = Field(description="null: no cap on reclaims.")
+    lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
+
+
+class Percentiles(Schema):
+    p50: int | None
+    p85: int | None
+    max: int | None
+
+
+class Metrics(Schema):
+    since: Timestamp
+    until: Timestamp
+    throughput: dict[str, dict[str, int]] = Field(
+        description="Per UTC day: sessions closed, by outcome (zero counts left out)."
+    )
+    cycle_time: Percentiles = Field(description="Opened to closed, whole seconds.")
+    blocked_time: Percentiles
+    review_time: Percentiles
+    flow: dict[str, dict[str, int]] = Field(
+        description="Per UTC midnight in the window: sessions per status as of then."
+    )
+
+
+class FeedSessionEvent(Event):
+    position: int = Field(description="The event's place in the global order.")
+
+
+class FeedPlanEvent(PlanEvent):
+    position: int = Field(description="The event's place in the global order.")
+
+
+class FeedPage(Schema):
+    items: list[FeedSessionEvent | FeedPlanEvent]
+    next_after: int = Field(
+        description="Ask again with after=this: nothing is missed. A page holds at most"
+        " `limit` events and about a million characters of their text; a page cut short by"
+        " either ends at its last event."
+    )
+
+
+class PlanAppended(Schema):
+    event: PlanEvent
+    plan: Plan
+
+
+class PlanList(Schema):
+    items: list[Plan]
+    next: str | None
+
+
+class Appended(Schema):
+    event: Event
+    session: Session
+    position: int = Field(
+        description="The event's place in the feed: follow the feed from here (`after`) to"
+        " see what comes next, missing nothing."
+    )
+
+
+class Me(Schema):
+    username: str = Field(description="The user the request acts as: sessions' `owner`.")
+
+
+class Claimed(Session):
+    last_attempt: LastAttempt | None = Field(
+        description="The claimed node's last attempt: the previous worker's handoff."
+    )
+
+
+class SessionList(Schema):
+    items: list[Session]
+    next: str | None
+
+
+class EventList(Schema):
+    items: list[Event]
+    next: str | None
+
+
+class Error(Schema):
+    error: str
+    detail: str
+    fields: dict[str, str] | None = Field(None, json_schema_extra={"type": "object"})
+    session: Session | None = None
+    plan: Plan | None = None
+
+
+def _blockers_json(view: projections.SessionView) -> list[dict]:
+    return [{name: plain(getattr(b, name)) for name in Blocker.model_fields} for b in view.blockers]
+
+
+def session_json(view: projections.SessionView) -> dict:
+    """A `projections.SessionView` as the `Session` schema gives it, field for field.
+
+    Read straight off the view by the schema's own field list: validating the view
+    through pydantic cost a sixth of an append request (bench/RESULTS.md)."""
+    shaped = {name: plain(getattr(view, name)) for name in Session.model_fields}
+    shaped["blockers"] = _blockers_json(view)
+    if view.attention is not None:
+        shaped["attention"] = {"kind": view.attention.kind, "since": plain(view.attention.since)}
+    if view.progress is not None:
+        progress = view.progress
+        shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}
+    shaped["messages"] = [
+        {"note": m.note, "actor": m.actor, "timestamp": plain(m.timestamp), "seq": m.seq}
+        for m in view.messages
+    ]
+    return shaped
+
+
+def plan_json(view: plans.PlanView) -> dict:
+    """A `plans.PlanView` as the `Plan` schema gives it."""
+    return {
+        "id": view.id,
+        "title": view.title,
+        "owner": view.owner,
+        "note": view.note,
+        "status": view.status,
+        "progress": {"done": view.done, "total": view.total},
+        "counts": view.counts,
+        "ready": view.ready,
+        "critical_path": view.critical_path,
+        "seq": view.seq,
+        "created_at": plain(view.created_at),
+        "last_event_at": plain(view.last_event_at),
+        "nodes": [
+            {
+                "key": node.key,
+                "title": node.title,
+                "needs": list(node.needs),
+                "state": node.state,
+                "session": node.session,
+                "attempts": node.attempts,
+                "last_attempt": attempt_json(node.last_attempt),
+            }
+            for node in view.nodes
+        ],
+        "lease": view.lease,
+        "max_attempts": view.max_attempts,
+        "lapsed": view.lapsed,
+    }
+
+
+def attempt_json(attempt: plans.Attempt | None) -> dict | None:
+    """A node's last attempt (`plans.Attempt`) as the `LastAttempt` schema gives it."""
+    return None if attempt is None else attempt._asdict()
