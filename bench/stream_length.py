@@ -55,7 +55,7 @@ def main(engine):
     from sessions.readmodels import session_views
     from sessions.rules.imports import import_stream
     from sessions.rules.tokens import create_token
-    from sessions.web import views
+    from sessions.web import cards
 
     user = User.objects.create_user("bench")
     token = create_token(user, "bench")[1]
@@ -69,7 +69,7 @@ def main(engine):
     def card(session_id):
         """One card of the board: its session's view, made into a card and rendered."""
         view = session_views.session_views([session_id])[session_id]
-        context = {"card": views.make_card(view, user), "on_card": True}
+        context = {"card": cards.make_card(view, user), "on_card": True}
         return render_to_string("sessions/_card.html", context, card_request)
 
     def append(session_id):

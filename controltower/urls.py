@@ -9,4 +9,4 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
 
-handler404 = "sessions.web.views.page_not_found"
+handler404 = "sessions.web.views.errors.page_not_found"

@@ -13,7 +13,7 @@ from sessions.domain.vocabulary import BLOCK, CLOSE, UNBLOCK
 from sessions.models import Event
 from sessions.rules.append import append_event
 from sessions.rules.refusals import Conflict
-from sessions.web import views
+from sessions.web.views import session as session_page_views
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_a_full_session_can_still_be_closed(started, alice, monkeypatch):
 def test_a_form_whose_connection_drops_after_the_append_answers_once_and_appends_once(
     alice_client, started, monkeypatch
 ):
-    real = views.session_context
+    real = session_page_views.session_context
     calls = []
 
     def drop_once(*args, **kwargs):
@@ -101,7 +101,7 @@ def test_a_form_whose_connection_drops_after_the_append_answers_once_and_appends
             raise OperationalError("server closed the connection unexpectedly")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(views, "session_context", drop_once)
+    monkeypatch.setattr(session_page_views, "session_context", drop_once)
     response = alice_client.post(
         reverse("act", args=[started, "block"]), {"reason": "r"}, HTTP_HX_REQUEST="true"
     )

@@ -11,7 +11,7 @@ from django.utils import timezone
 from sessions.domain.vocabulary import BLOCK, CLOSE, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from sessions.web.views import page_version
+from sessions.web.pages import page_version
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -202,9 +202,9 @@ def test_a_lead_may_act_on_any_session(started, lead):
     assert Event.objects.get(seq=2).actor == "lead"
 
 
-@pytest.mark.parametrize(("session_id", "slug"), [("nope", "block"), ("s1", "explode")])
-def test_an_unknown_session_or_action_is_404(alice_client, started, session_id, slug):
-    assert act(alice_client, slug, session_id, reason="r").status_code == 404
+@pytest.mark.parametrize("address", ["/sessions/nope/block", "/sessions/s1/explode"])
+def test_an_unknown_session_or_action_is_404(alice_client, started, address):
+    assert alice_client.post(address, {"reason": "r"}).status_code == 404
     assert count() == 1
 
 

@@ -1,0 +1,44 @@
+"""The flow metrics page."""
+
+from datetime import UTC, timedelta
+
+from django.shortcuts import render
+from django.utils import timezone
+
+from sessions.domain import metrics as flow_metrics
+from sessions.domain import vocabulary
+from sessions.readmodels import flow as flow_model
+from sessions.readmodels import shapes
+from sessions.rules import window as metrics_window
+from sessions.web import charts
+from sessions.web.forms import (
+    MetricsWindowForm,
+)
+from sessions.web.pages import (
+    page,
+)
+
+
+@page("metrics/", "metrics")
+def metrics_page(request):
+    today = timezone.now().astimezone(UTC).date()
+    initial = dict(zip(("since", "until"), metrics_window.default_days(today), strict=True))
+    form = MetricsWindowForm(request.GET or initial)
+    valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
+    window = form.cleaned_data if valid else initial
+    first, end = metrics_window.whole_days(window["since"], window["until"])
+    found = shapes.metrics_json(flow_model.metrics(first, end))
+    days = list(found["flow"])
+    context = {
+        "form": form,
+        "found": found,
+        "days": days,
+        "throughput_chart": charts.throughput(days, found["throughput"]),
+        "flow_chart": charts.flow(days, found["flow"]),
+        "times_chart": charts.times(found),
+        "times": [(title, found[key]) for key, title in charts.TIMES],
+        "outcomes": vocabulary.OUTCOMES,
+        "flow_statuses": flow_metrics.FLOW_STATUSES,
+        "presets": [(n, today - timedelta(days=n - 1), today) for n in (7, 14, 30, 90)],
+    }
+    return render(request, "sessions/metrics.html", context, status=200 if valid else 400)
