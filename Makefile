@@ -39,7 +39,7 @@ test-sqlite: $(VENV)/.dev-installed
 
 # PostgreSQL when reachable; under CI=true an unreachable server fails the run.
 test-postgres: $(VENV)/.dev-installed
-	@if $(PY) tests/postgres_reachable.py "$(PG_URL)"; then \
+	@if $(PY) tests/support/postgres_reachable.py "$(PG_URL)"; then \
 		DATABASE_URL="$(PG_URL)" $(PYTEST) --ignore=tests/browser; \
 	elif [ "$$CI" = "true" ]; then \
 		echo "PostgreSQL is not reachable at $(PG_URL), and CI=true requires it."; exit 1; \

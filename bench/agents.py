@@ -33,8 +33,8 @@ from pathlib import Path
 from append_http import PORT, start_server
 from common import percentile, report, run_per_engine, setup_django
 
-from tests.ct_tools import CT, hook_payload
-from tests.ct_tools import ct_env as tests_ct_env
+from tests.support.ct_tools import CT, hook_payload
+from tests.support.ct_tools import ct_env as tests_ct_env
 
 RUNS = int(os.environ.get("BENCH_RUNS", "200"))
 WAITS = int(os.environ.get("BENCH_WAITS", "20"))

@@ -23,7 +23,7 @@ from append_http import run as run_appends
 from append_http import start_server
 from common import ROOT, percentile, report, run_per_engine, seed, server_env, setup_django
 
-from tests.receiver import Receiver
+from tests.support.receiver import Receiver
 
 RUNS = 3
 BACKLOG_SESSIONS = 400  # × 5 events

@@ -1,4 +1,3 @@
-import http.client
 import itertools
 import json
 import os
@@ -8,7 +7,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -22,6 +20,8 @@ from sessions import store
 from sessions.domain import projections, vocabulary
 from sessions.readmodels import kept
 from sessions.rules.append import append_event
+from tests.support.http import http_request
+from tests.support.plans import RELEASE, post
 
 ROOT = Path(__file__).resolve().parent.parent
 # The suite's own copy of the contract's conformance cases, so that a clone tests alone;
@@ -106,34 +106,6 @@ def started(alice):
     """A session `s1` that alice started, with a first next action."""
     append_event("s1", vocabulary.START, {"title": "Ship it", "note": "write tests"}, user=alice)
     return "s1"
-
-
-class HttpResponse:
-    def __init__(self, status, headers, body):
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self):
-        return json.loads(self.body)
-
-
-def http_request(base_url, method, path, body=None, *, token=None, headers=None):
-    """One real HTTP request; `body` is sent as JSON unless it is already bytes."""
-    url = urllib.parse.urlsplit(base_url)
-    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    headers = dict(headers or {})
-    if token:
-        headers.setdefault("Authorization", f"Bearer {token}")
-    if body is not None and not isinstance(body, bytes):
-        body = json.dumps(body).encode()
-        headers.setdefault("Content-Type", "application/json")
-    try:
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        return HttpResponse(response.status, dict(response.getheaders()), response.read())
-    finally:
-        connection.close()
 
 
 @pytest.fixture
@@ -325,3 +297,11 @@ def deliverer(database_url):
     yield start
     for process in started:
         process.stop()
+
+
+@pytest.fixture
+def plan(client, auth):
+    """The release plan (`support.plans.RELEASE`), made over the API."""
+    answer = post(client, "/api/plans", {"id": "rel", "title": "Release", "nodes": RELEASE}, **auth)
+    assert answer.status_code == 201, answer.content
+    return answer.json()

@@ -3,7 +3,7 @@ of violation planted in a module's source."""
 
 import pytest
 
-from tests.layers import MOST_LINES, check_app, check_sizes, check_source, lines_over
+from tests.support.layers import MOST_LINES, check_app, check_sizes, check_source, lines_over
 
 
 def test_the_app_keeps_its_layers():

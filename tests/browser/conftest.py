@@ -108,3 +108,11 @@ def anonymous_page(browser, live_server, policy_violations):
     context = browser.new_context()
     yield watched(context.new_page(), policy_violations)
     context.close()
+
+
+def card(page, title):
+    return page.locator(".card", has_text=title)
+
+
+def column(page, status):
+    return page.locator(f".column.status-{status}")

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from tests.browser.conftest import DEMO_PAGES
-from tests.test_jsonl import DEMO, import_logs
+from tests.support.logs import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

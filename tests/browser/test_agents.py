@@ -8,9 +8,8 @@ from playwright.sync_api import expect
 
 from sessions.domain.vocabulary import MESSAGE
 from sessions.rules.append import append_event
-from tests.browser.conftest import ARTIFACTS
-from tests.browser.test_board import card, column
-from tests.ct_tools import ct_env, hook_payload, run_hook
+from tests.browser.conftest import ARTIFACTS, card, column
+from tests.support.ct_tools import ct_env, hook_payload, run_hook
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,17 +8,9 @@ from playwright.sync_api import expect
 from sessions.domain.vocabulary import BLOCK, REVIEW, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, card, column
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def card(page, title):
-    return page.locator(".card", has_text=title)
-
-
-def column(page, status):
-    return page.locator(f".column.status-{status}")
 
 
 def open_action(page, title, button):

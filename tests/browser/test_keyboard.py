@@ -4,7 +4,7 @@ close it, with Tab, Enter and typing alone; the focus stays where the hand is.""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_board import card, column
+from tests.browser.conftest import card, column
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ sideways, with the demo's sessions and plans loaded (long titles, the 15-node pl
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, DEMO_PAGES
-from tests.test_jsonl import DEMO, import_demo_moved_to_now, import_logs
+from tests.support.logs import DEMO, import_demo_moved_to_now, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

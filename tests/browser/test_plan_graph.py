@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from sessions.domain.vocabulary import PLAN_CREATE, START
 from sessions.rules.append import append_event
 from tests.browser.conftest import ARTIFACTS
-from tests.test_jsonl import DEMO, import_demo_moved_to_now, import_logs
+from tests.support.logs import DEMO, import_demo_moved_to_now, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

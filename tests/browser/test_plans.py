@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from tests.test_jsonl import DEMO, import_logs
+from tests.support.logs import DEMO, import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,8 +12,8 @@ from sessions.domain.vocabulary import BLOCK, START
 from sessions.rules.append import append_event
 from sessions.store import visits
 from tests.browser.conftest import ARTIFACTS
-from tests.test_jsonl import import_logs
-from tests.test_plan_conformance import V2
+from tests.support.cases import V2
+from tests.support.logs import import_logs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

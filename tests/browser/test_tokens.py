@@ -4,7 +4,7 @@ use it over HTTP, revoke it."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import http_request
+from tests.support.http import http_request
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

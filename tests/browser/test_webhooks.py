@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions.models import Subscription
-from tests.receiver import Receiver
+from tests.support.receiver import Receiver
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

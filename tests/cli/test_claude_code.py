@@ -1,0 +1,154 @@
+"""The real Claude Code (tests/agents: `npm ci`, pinned), run headless against a stand-in
+for its model API on loopback, with the hooks `ct hooks claude-code --install` wrote: its
+session reports by itself, and a person's message posted mid-session reaches the model
+in its next request. Also: the hook inputs these tests send are shaped as
+`@anthropic-ai/claude-agent-sdk`'s published types declare them (tests/agents/sdk.d.ts)."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sessions.domain.vocabulary import MESSAGE, PROGRESS, START
+from sessions.models import Event
+from sessions.rules.append import append_event
+from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env, run_ct
+from tests.support.model_standin import ModelStandIn, request_text, text, tool_use
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+CLAUDE = AGENTS / "node_modules" / ".bin" / "claude"
+SDK_TYPES = AGENTS / "sdk.d.ts"
+
+
+def required(path: Path, what: str) -> None:
+    if path.exists():
+        return
+    message = f"{what} is missing at {path} (make agents)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + "; the agent tests are required under CI=true.")
+    pytest.skip(message + "; skipped.")
+
+
+# The published types ------------------------------------------------------------------
+
+
+def declared_fields(source: str, type_name: str) -> dict[str, bool]:
+    """The top-level fields of `type_name = BaseHookInput & { ... }` (or a plain object
+    type) in a .d.ts, each with whether it is required."""
+    start = re.search(rf"declare type {type_name} = [^{{]*\{{", source)
+    assert start, type_name
+    depth, index, body = 1, start.end(), []
+    while depth:
+        char = source[index]
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 1 or (depth == 2 and char == "{"):
+            body.append(char)
+        index += 1
+    text_body = re.sub(r"/\*\*.*?\*/", "", "".join(body), flags=re.S)
+    return {
+        name: not optional
+        for name, optional in re.findall(r"^\s*(\w+)(\?)?:", text_body, flags=re.M)
+    }
+
+
+@pytest.mark.parametrize("event", sorted(EVENT_FIELDS))
+def test_the_hook_inputs_sent_in_tests_have_the_fields_the_sdk_declares(event):
+    required(SDK_TYPES, "@anthropic-ai/claude-agent-sdk's types")
+    source = SDK_TYPES.read_text()
+    base = declared_fields(source, "BaseHookInput")
+    own = declared_fields(source, f"{event}HookInput")
+    declared = {**base, **own}
+    sent = {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name"}
+    sent |= set(EVENT_FIELDS[event])
+    assert sent <= set(declared), sent - set(declared)
+    assert {name for name, needed in declared.items() if needed} <= sent
+
+
+@pytest.mark.parametrize(
+    "output_type, fields",
+    [
+        ("PreToolUseHookSpecificOutput", {"permissionDecision", "permissionDecisionReason"}),
+        ("PostToolUseHookSpecificOutput", {"additionalContext"}),
+        ("UserPromptSubmitHookSpecificOutput", {"additionalContext"}),
+        ("SessionStartHookSpecificOutput", {"additionalContext"}),
+    ],
+)
+def test_the_hook_outputs_ct_writes_are_the_sdks(output_type, fields):
+    required(SDK_TYPES, "@anthropic-ai/claude-agent-sdk's types")
+    declared = declared_fields(SDK_TYPES.read_text(), output_type)
+    assert fields | {"hookEventName"} <= set(declared)
+
+
+# The real thing -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A checkout on branch fix-login, with Control Tower's hooks installed by `ct`."""
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
+    done = run_ct(
+        ct_env(tmp_path, None, None),
+        "hooks",
+        "claude-code",
+        "--install",
+        "--settings",
+        str(folder / ".claude" / "settings.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def claude_env(home: Path, tower: str, token: str, model: str) -> dict:
+    env = ct_env(home, tower, token)
+    env.update(
+        ANTHROPIC_BASE_URL=model,
+        ANTHROPIC_API_KEY="sk-ant-standin",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        PATH=f"{Path(CT).parent}:{env['PATH']}",
+    )
+    return env
+
+
+def test_a_person_s_message_mid_session_reaches_claude_code_s_next_request(
+    project, tmp_path, live_server, token, alice
+):
+    required(CLAUDE, "Claude Code")
+    script = [
+        [tool_use("Bash", {"command": "echo migrated", "description": "Migrate"})],
+        [text("Understood: staging keys it is.")],
+    ]
+    with ModelStandIn(script) as model:
+        env = claude_env(tmp_path / "home", live_server.url, token, model.url)
+        claude = subprocess.Popen(
+            [str(CLAUDE), "-p", "Migrate the schema", "--output-format", "json"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert model.first_request.wait(timeout=120), "Claude Code never asked its model"
+            [session] = Event.objects.filter(type=START).values_list("session", flat=True)
+            append_event(session, MESSAGE, {"note": "use the staging keys"}, user=alice)
+            model.gate.set()  # the model answers: a Bash call, which the hook holds back
+            out, err = claude.communicate(timeout=120)
+        finally:
+            claude.kill()
+    assert claude.returncode == 0, err
+    assert json.loads(out)["result"] == "Understood: staging keys it is."
+    told = request_text(model.requests[1])
+    assert "from alice: use the staging keys" in told
+    events = list(Event.objects.filter(session=session).order_by("seq"))
+    assert session.startswith("cc-") and events[0].title == "fix-login"
+    kinds = [e.type for e in events]
+    assert kinds[kinds.index(MESSAGE) + 1] == PROGRESS  # acknowledged once handed over
+    assert kinds[-2:] == ["session_block", "session_close"]  # Stop, then SessionEnd
+    assert (events[-2].reason, events[-1].outcome) == ("waiting for the next prompt", "done")

@@ -1,0 +1,1 @@
+"""What the tests share: servers and clients they run, data they load, the layers contract."""
