@@ -27,6 +27,7 @@ from ct.client import (
     new_key,
     save_login,
 )
+from ct.commands import BARE, READING, command, parser
 from ct.lines import attempt_lines, event_line, session_line
 
 OUTCOMES = ("done", "failed", "abandoned")
@@ -85,6 +86,15 @@ def acting(event_type: str, field: str | None = None, verb: str = ""):
     return run
 
 
+def _start_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("title", nargs="?", help="what the session is about")
+    parser.add_argument("--id", help="the session's id (default: one the tower makes)")
+    parser.add_argument("--note", help="the first next action")
+    parser.add_argument("--plan", help="work on a node of this plan (with --node)")
+    parser.add_argument("--node", help="the node's key (with --plan)")
+
+
+@command("start", "Start a session (and print its id).", _start_flags)
 def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     if bool(args.plan) != bool(args.node):
         raise Failed("--plan and --node go together", USAGE)
@@ -97,11 +107,72 @@ def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
 
 
+def _text(label: str, help_text: str, optional: bool = True):
+    def flags(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("text", metavar=label, nargs="?" if optional else None, help=help_text)
+
+    return flags
+
+
+def _close_flags(parser: argparse.ArgumentParser) -> None:
+    _text("NOTE", "the last word (optional)")(parser)
+    parser.add_argument("--outcome", choices=OUTCOMES, help="how it ended (default: done)")
+
+
+for _name, _event_type, _field, _verb, _summary, _flags in (
+    (
+        "block",
+        "session_block",
+        "reason",
+        "blocked",
+        "Block: wait on a person.",
+        _text("REASON", "what you need, as a person will read it", optional=False),
+    ),
+    (
+        "unblock",
+        "session_unblock",
+        "note",
+        "unblock:",
+        "Unblock, with what unblocked it.",
+        _text("NOTE", "a note (optional)"),
+    ),
+    (
+        "review",
+        "session_review",
+        "note",
+        "review:",
+        "Hand the work over for review.",
+        _text("NOTE", "a note (optional)"),
+    ),
+    (
+        "progress",
+        "session_progress",
+        "note",
+        "progress:",
+        "Heartbeat: still at it, with an optional note.",
+        _text("NOTE", "a note (optional)"),
+    ),
+    ("close", "session_close", "note", "closed", "Close the session.", _close_flags),
+):
+    command(_name, _summary, _flags)(acting(_event_type, _field, _verb))
+
+
+def _message_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="SESSION")
+    parser.add_argument("note", metavar="NOTE")
+
+
+@command("message", "Write to whoever works a session.", _message_flags)
 def cmd_message(args: argparse.Namespace, tower: Tower) -> None:
     answer = append(args, tower, args.target, {"type": "session_message", "note": args.note})
     say(args, answer, f"sent to {session_line(answer['session'])}")
 
 
+def _target_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="SESSION", nargs="?")
+
+
+@command("show", "A session's view.", _target_flags, shared=READING)
 def cmd_show(args: argparse.Namespace, tower: Tower) -> None:
     view = tower.request("GET", f"/sessions/{args.target or session_of(args)}")
     lines = [session_line(view)]
@@ -112,6 +183,16 @@ def cmd_show(args: argparse.Namespace, tower: Tower) -> None:
     say(args, view, "\n".join(lines))
 
 
+def _ls_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--status", choices=("active", "blocked", "in_review", "closed"))
+    parser.add_argument("--owner", help="only this user's sessions")
+    parser.add_argument(
+        "--mine", action="store_true", help="only the sessions of this token's user"
+    )
+    parser.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+
+@command("ls", "List sessions, newest activity first.", _ls_flags, shared=READING)
 def cmd_ls(args: argparse.Namespace, tower: Tower) -> None:
     owner = args.owner
     if args.mine:
@@ -122,6 +203,11 @@ def cmd_ls(args: argparse.Namespace, tower: Tower) -> None:
     say(args, found, "\n".join(lines))
 
 
+def _plan_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("plan", metavar="PLAN")
+
+
+@command("plan", "A plan's nodes and their states.", _plan_flags, shared=READING)
 def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
     plan = tower.request("GET", f"/plans/{args.plan}")
     done, total = plan["progress"]["done"], plan["progress"]["total"]
@@ -134,6 +220,7 @@ def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
     say(args, plan, "\n".join(lines))
 
 
+@command("claim", "Claim a plan's next node, with its handoff.", _plan_flags)
 def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
     key = args.idempotency_key or new_key()
     claimed = tower.request("POST", f"/plans/{args.plan}/claim", body={}, key=key)
@@ -152,6 +239,14 @@ def feed_page(tower: Tower, after: int, stream: str | None = None, limit: int = 
     return tower.request("GET", "/feed", query=query)
 
 
+def _feed_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--after", type=int, default=0, metavar="P", help="start after position P")
+    parser.add_argument("--stream", metavar="ID", help="only this session's or plan's events")
+    parser.add_argument("--follow", action="store_true", help="keep following (Ctrl-C stops)")
+    parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help=argparse.SUPPRESS)
+
+
+@command("feed", "Every event in order, after a position.", _feed_flags, shared=READING)
 def cmd_feed(args: argparse.Namespace, tower: Tower) -> None:
     after = args.after
     while True:
@@ -167,6 +262,26 @@ def cmd_feed(args: argparse.Namespace, tower: Tower) -> None:
             time.sleep(args.interval)
 
 
+def _wait_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="SESSION", nargs="?")
+    parser.add_argument("--until", choices=WAIT_UNTIL, required=True)
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after (exit 5)")
+    parser.add_argument("--after", type=int, metavar="P", help="follow from position P")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help=f"between feed requests (default {DEFAULT_INTERVAL:g})",
+    )
+
+
+@command(
+    "wait",
+    "Wait until a session is unblocked, closed or changed.",
+    _wait_flags,
+    shared=READING,
+)
 def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
     """Follow the feed narrowed to the session from the position of the last event this
     machine's `ct` appended to it (a block, typically), so that an answer that landed
@@ -229,6 +344,12 @@ def _waited_line(until: str, view: dict, note: str | None) -> str:
     return f"{until}: {session_line(view)}{said}"
 
 
+def _login_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", metavar="URL", help="the tower's root, e.g. http://127.0.0.1:8000")
+    parser.add_argument("token", metavar="TOKEN", nargs="?", help="asked for when left out")
+
+
+@command("login", "Save the tower's URL and a token.", _login_flags, shared=READING, offline=True)
 def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
     token = args.token or os.environ.get("CT_TOKEN")
     if not token:
@@ -239,10 +360,38 @@ def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
     say(args, who, f"signed in to {tower.url} as {who['username']} (saved in {path})")
 
 
+def _agent_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent", choices=("claude-code",))
+
+
+@command(
+    "hook",
+    "Run as a coding agent's hook (reads its JSON on stdin).",
+    _agent_flags,
+    shared=BARE,
+    offline=True,
+)
 def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
     sys.exit(claude_code.hook(sys.stdin, sys.stdout))
 
 
+def _hooks_flags(parser: argparse.ArgumentParser) -> None:
+    _agent_flags(parser)
+    parser.add_argument("--install", action="store_true", help="merge them into the settings file")
+    parser.add_argument(
+        "--settings",
+        default=".claude/settings.json",
+        help="the settings file --install merges into (default: .claude/settings.json)",
+    )
+
+
+@command(
+    "hooks",
+    "Print (or --install) the agent's hook settings.",
+    _hooks_flags,
+    shared=BARE,
+    offline=True,
+)
 def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
     block = claude_code.settings_block(claude_code.hook_command())
     if not args.install:
@@ -252,125 +401,12 @@ def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
     print(f"Control Tower's hooks are in {path}")
 
 
-# The parser -------------------------------------------------------------------------
-
-# The subcommands that need no tower to be configured before they run.
-_OFFLINE = {cmd_login, cmd_hook, cmd_hooks}
-
-
-def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print the API's JSON answer")
-    common.add_argument(
-        "--session", metavar="ID", help="the session to act on (default: $CT_SESSION)"
-    )
-    acts = argparse.ArgumentParser(add_help=False, parents=[common])
-    acts.add_argument(
-        "--expected-seq",
-        type=int,
-        metavar="N",
-        help="refuse (conflict) unless the session's last event is still number N",
-    )
-    acts.add_argument(
-        "--idempotency-key",
-        metavar="K",
-        help="a retry with the same key appends nothing and gets the first answer",
-    )
-    top = argparse.ArgumentParser(
-        prog="ct",
-        description=__doc__.split("\n\n")[0],
-        epilog=(
-            "The tower: $CT_URL (its root, e.g. http://127.0.0.1:8000) and $CT_TOKEN, or "
-            "what `ct login` saved. The session: --session, else $CT_SESSION. Exit status: "
-            "0 done, 1 refused, 2 usage, 3 not signed in or not allowed, 4 tower "
-            "unreachable, 5 a wait that timed out."
-        ),
-    )
-    commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    def command(name: str, run, summary: str, parents=(acts,)) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=summary, description=summary, parents=list(parents))
-        sub.set_defaults(run=run)
-        return sub
-
-    start = command("start", cmd_start, "Start a session (and print its id).")
-    start.add_argument("title", nargs="?", help="what the session is about")
-    start.add_argument("--id", help="the session's id (default: one the tower makes)")
-    start.add_argument("--note", help="the first next action")
-    start.add_argument("--plan", help="work on a node of this plan (with --node)")
-    start.add_argument("--node", help="the node's key (with --plan)")
-    block = command(
-        "block", acting("session_block", "reason", "blocked"), "Block: wait on a person."
-    )
-    block.add_argument("text", metavar="REASON", help="what you need, as a person will read it")
-    for name, event_type, summary in (
-        ("unblock", "session_unblock", "Unblock, with what unblocked it."),
-        ("review", "session_review", "Hand the work over for review."),
-        ("progress", "session_progress", "Heartbeat: still at it, with an optional note."),
-    ):
-        sub = command(name, acting(event_type, "note", f"{name}:"), summary)
-        sub.add_argument("text", metavar="NOTE", nargs="?", help="a note (optional)")
-    close = command("close", acting("session_close", "note", "closed"), "Close the session.")
-    close.add_argument("text", metavar="NOTE", nargs="?", help="the last word (optional)")
-    close.add_argument("--outcome", choices=OUTCOMES, help="how it ended (default: done)")
-    message = command("message", cmd_message, "Write to whoever works a session.")
-    message.add_argument("target", metavar="SESSION")
-    message.add_argument("note", metavar="NOTE")
-    show = command("show", cmd_show, "A session's view.", parents=(common,))
-    show.add_argument("target", metavar="SESSION", nargs="?")
-    ls = command("ls", cmd_ls, "List sessions, newest activity first.", parents=(common,))
-    ls.add_argument("--status", choices=("active", "blocked", "in_review", "closed"))
-    ls.add_argument("--owner", help="only this user's sessions")
-    ls.add_argument("--mine", action="store_true", help="only the sessions of this token's user")
-    ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
-    plan = command("plan", cmd_plan, "A plan's nodes and their states.", parents=(common,))
-    plan.add_argument("plan", metavar="PLAN")
-    claim = command("claim", cmd_claim, "Claim a plan's next node, with its handoff.")
-    claim.add_argument("plan", metavar="PLAN")
-    feed = command("feed", cmd_feed, "Every event in order, after a position.", parents=(common,))
-    feed.add_argument("--after", type=int, default=0, metavar="P", help="start after position P")
-    feed.add_argument("--stream", metavar="ID", help="only this session's or plan's events")
-    feed.add_argument("--follow", action="store_true", help="keep following (Ctrl-C stops)")
-    feed.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help=argparse.SUPPRESS)
-    wait = command(
-        "wait", cmd_wait, "Wait until a session is unblocked, closed or changed.", parents=(common,)
-    )
-    wait.add_argument("target", metavar="SESSION", nargs="?")
-    wait.add_argument("--until", choices=WAIT_UNTIL, required=True)
-    wait.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after (exit 5)")
-    wait.add_argument("--after", type=int, metavar="P", help="follow from position P")
-    wait.add_argument(
-        "--interval",
-        type=float,
-        default=DEFAULT_INTERVAL,
-        metavar="SECONDS",
-        help=f"between feed requests (default {DEFAULT_INTERVAL:g})",
-    )
-    login = command("login", cmd_login, "Save the tower's URL and a token.", parents=(common,))
-    login.add_argument("url", metavar="URL", help="the tower's root, e.g. http://127.0.0.1:8000")
-    login.add_argument("token", metavar="TOKEN", nargs="?", help="asked for when left out")
-    hook = command(
-        "hook", cmd_hook, "Run as a coding agent's hook (reads its JSON on stdin).", parents=()
-    )
-    hook.add_argument("agent", choices=("claude-code",))
-    hooks = command(
-        "hooks", cmd_hooks, "Print (or --install) the agent's hook settings.", parents=()
-    )
-    hooks.add_argument("agent", choices=("claude-code",))
-    hooks.add_argument("--install", action="store_true", help="merge them into the settings file")
-    hooks.add_argument(
-        "--settings",
-        default=".claude/settings.json",
-        help="the settings file --install merges into (default: .claude/settings.json)",
-    )
-    return top
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parser(__doc__.split("\n\n")[0]).parse_args(argv)
     try:
-        tower = None if args.run in _OFFLINE else Tower.configured()
-        args.run(args, tower)
+        declared = args.command_of
+        tower = None if declared.offline else Tower.configured()
+        declared.run(args, tower)
     except Refused as refusal:
         print(f"ct: {refusal.code}: {refusal.detail}", file=sys.stderr)
         return refusal.exit_status
