@@ -58,8 +58,15 @@ class JsonBody(Parser):
                 "Send the body as JSON with Content-Type application/json.",
             )
         try:
-            body = json.loads(request.body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            text = request.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError(400, "invalid", "The body is not valid UTF-8 JSON.") from None
+        try:
+            body = json.loads(text, object_pairs_hook=jsonl.object_without_repeats)
+        except jsonl.RepeatedKey as repeated:
+            # A strict parser never lets the last copy of a key win.
+            raise ApiError(400, "invalid", f"The body is refused: {repeated}.") from None
+        except (ValueError, RecursionError):
             raise ApiError(400, "invalid", "The body is not valid UTF-8 JSON.") from None
         if not isinstance(body, dict):
             raise ApiError(400, "invalid", "The body must be a JSON object.")

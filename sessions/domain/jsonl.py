@@ -84,13 +84,18 @@ def session_id_from_file_name(file_name):
     return stem
 
 
-def _object_without_repeats(pairs):
-    """A JSON object whose keys are each given once: a repeated key would silently drop
-    one of its values."""
+class RepeatedKey(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def object_without_repeats(pairs):
+    """A JSON object whose keys are each given once (`json.loads`' `object_pairs_hook`,
+    for a JSONL line and an API body alike): a repeated key would silently drop one of
+    its values."""
     found = {}
     for key, value in pairs:
         if key in found:
-            raise ValueError(f"the key {key!r} is given twice")
+            raise RepeatedKey(f"the key {key!r} is given twice")
         found[key] = value
     return found
 
@@ -105,7 +110,7 @@ def _decode_line(raw, stream_id, latest=None):
     if not text.strip():
         raise ValueError("empty line")
     try:
-        data = json.loads(text, object_pairs_hook=_object_without_repeats)
+        data = json.loads(text, object_pairs_hook=object_without_repeats)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
     except RecursionError:

@@ -141,11 +141,13 @@ ACTOR_MAX = 150
 
 # Characters that text may not hold, as one character class that both Python's `re` and
 # JSON Schema (ECMA 262) read the same way: control characters (tab and newline are
-# allowed in notes, not in titles), zero-width characters and bidirectional controls,
-# which would let a title spoof what the board shows. (Lone surrogates, which no UTF-8
-# text holds, are refused apart: JSON Schema and pydantic's regex engine cannot say them.)
+# allowed in notes, not in titles), invisible format characters and bidirectional
+# controls, which would let a title spoof what the board shows. The joiners U+200C and
+# U+200D are text (emoji sequences such as 👨‍💻, Persian and Indic scripts need them).
+# (Lone surrogates, which no UTF-8 text holds, are refused apart: JSON Schema and
+# pydantic's regex engine cannot say them.)
 _INVISIBLE = (
-    r"\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    r"\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064"
     r"\u2066-\u206f\ufeff\ufff9-\ufffb"
 )
 _FORBIDDEN = {

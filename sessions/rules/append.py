@@ -263,6 +263,11 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
         )
     if not beginning and stream_kind != kind:
         raise UnknownPlan(stream_id) if kind == "plan" else UnknownSession(stream_id)
+    status = projections.status(chosen) if kind == "session" else None
+    if status == vocabulary.CLOSED:
+        # Before `expected_seq`: a fenced worker learns who closed its session, and why,
+        # whatever else is wrong with its request.
+        _check_transition(stream_id, event_type, status, ends)
     if expected_seq is not None and expected_seq != seq:
         raise Conflict(
             "stale_expected_seq",
@@ -270,11 +275,7 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
             stream_id,
         )
     if kind == "session":
-        problem = vocabulary.transition_error(event_type, projections.status(chosen))
-        if problem:
-            raise Conflict(
-                "transition_not_allowed", f"Refused: {problem}{_fenced(ends)}.", stream_id
-            )
+        _check_transition(stream_id, event_type, status, ends)
     # The last place is kept for the close, so that a full session can always be closed.
     room = vocabulary.MAX_STREAM_EVENTS - (0 if event_type == vocabulary.CLOSE else 1)
     if seq >= room:
@@ -301,13 +302,23 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
     return record
 
 
+def _check_transition(
+    stream_id: str, event_type: str, status: str | None, ends: list[EventRecord]
+) -> None:
+    problem = vocabulary.transition_error(event_type, status)
+    if problem:
+        raise Conflict("transition_not_allowed", f"Refused: {problem}{_fenced(ends)}.", stream_id)
+
+
 def _fenced(ends: list[EventRecord]) -> str:
-    """What a refused append to a session closed as lapsed is told: who closed it, and
-    why (a reclaim's note names the session that took the node)."""
+    """What a refused append to a closed session is told: who closed it, and with what
+    note (a reclaim's names the session that took the node)."""
     last = ends[-1] if ends else None
-    if last is None or last.type != vocabulary.CLOSE or last.outcome != vocabulary.LAPSED:
+    if last is None or last.type != vocabulary.CLOSE:
         return ""
-    return f" (it lapsed and was closed by {last.actor}: {last.note or 'released'})"
+    if last.outcome == vocabulary.LAPSED:
+        return f" (it lapsed and was closed by {last.actor}: {last.note or 'released'})"
+    return f" (closed by {last.actor}" + (f": {last.note})" if last.note else ")")
 
 
 def _graph_refusal(error: plans.GraphError) -> InvalidEvent:

@@ -88,12 +88,38 @@ def test_a_null_for_a_field_the_type_does_not_have_is_refused(api, s1, alice_tok
     assert Event.objects.count() == 1
 
 
-@pytest.mark.parametrize("title", ["Fix \u202eelif", "zero\u200bwidth", "bell\x07", "two\nlines"])
+@pytest.mark.parametrize(
+    "title", ["Fix \u202eelif", "zero\u200bwidth", "bell\x07", "two\nlines", "ansi \x1b[31m"]
+)
 def test_titles_that_could_spoof_the_board_are_refused(api, alice_token, title):
     response = api("POST", "/api/sessions", {"title": title}, token=alice_token)
     assert_json_error(response, 400)
     assert "title" in response.json()["fields"]
     assert Event.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["👨\u200d💻 pairing", "❤\ufe0f\u200d🔥 hot fix", "🏳\ufe0f\u200d🌈 pride", "می\u200cخواهم"],
+)
+def test_titles_of_emoji_sequences_and_joined_scripts_are_accepted(api, alice_token, title):
+    response = api("POST", "/api/sessions", {"title": title}, token=alice_token)
+    assert response.status == 201, response.body
+    assert response.json()["title"] == title
+
+
+def test_a_body_that_gives_a_key_twice_is_refused_and_writes_nothing(api, s1, alice_token):
+    body = b'{"type": "session_progress", "type": "session_close"}'
+    response = api(
+        "POST",
+        "/api/sessions/s1/events",
+        body,
+        token=alice_token,
+        headers={"Content-Type": "application/json"},
+    )
+    assert_json_error(response, 400)
+    assert "'type' is given twice" in response.json()["detail"]
+    assert Event.objects.count() == 1
 
 
 def test_a_block_with_a_note_is_refused_as_the_schema_says(api, s1, alice_token):

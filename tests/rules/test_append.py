@@ -108,6 +108,25 @@ def test_a_closed_session_refuses_with_its_status_in_the_message(started, alice)
         append_event(started, REVIEW, {}, user=alice)
 
 
+def test_a_refusal_after_a_close_names_who_closed_it_and_their_note(started, alice, lead):
+    append_event(started, CLOSE, {"note": "merged by hand"}, user=lead)
+    with pytest.raises(Conflict) as refused:
+        append_event(started, BLOCK, {"reason": "r"}, user=alice)
+    assert refused.value.code == "transition_not_allowed"
+    assert "(closed by lead: merged by hand)" in refused.value.detail
+
+
+def test_a_closed_session_s_worker_learns_who_closed_it_even_with_a_stale_expected_seq(
+    started, alice, lead
+):
+    append_event(started, CLOSE, {"note": "taken over"}, user=lead)
+    with pytest.raises(Conflict) as refused:
+        append_event(started, "session_progress", {}, user=alice, expected_seq=1)
+    assert refused.value.code == "transition_not_allowed"
+    assert "closed by lead: taken over" in refused.value.detail
+    assert count() == 2
+
+
 def test_an_unknown_session_is_reported_as_such(alice):
     with pytest.raises(UnknownSession):
         append_event("nope", BLOCK, {"reason": "r"}, user=alice)
