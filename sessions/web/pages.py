@@ -127,6 +127,19 @@ def post_event(
     return Posted(200, appended=appended)
 
 
+def post_form(request: HttpRequest, stream_id: str, event_type: str, form) -> Posted:
+    """`post_event` of a valid form: its event's fields, and the seq it was shown at
+    when it carries one."""
+    return post_event(
+        request,
+        stream_id,
+        event_type,
+        form.event_fields(),
+        expected_seq=form.cleaned_data.get("expected_seq"),
+        form=form,
+    )
+
+
 def add_errors(form, refusal: InvalidEvent) -> None:
     """Show an `InvalidEvent`'s reasons next to the form's fields."""
     for name, problem in refusal.errors.items():

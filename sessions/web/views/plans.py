@@ -26,6 +26,7 @@ from sessions.web.pages import (
     page,
     page_version,
     post_event,
+    post_form,
 )
 
 
@@ -162,14 +163,7 @@ def plan_amend(request, plan_id):
     form = AmendForm(request.POST)
     if not form.is_valid():
         return plan_answer(request, plan_id, 400, form)
-    posted = post_event(
-        request,
-        plan_id,
-        vocabulary.PLAN_AMEND,
-        form.event_fields(),
-        expected_seq=form.cleaned_data["expected_seq"],
-        form=form,
-    )
+    posted = post_form(request, plan_id, vocabulary.PLAN_AMEND, form)
     if not posted.succeeded:
         refusal = posted.refusal
         message = None if isinstance(refusal, InvalidEvent) else said(refusal, "Not amended")

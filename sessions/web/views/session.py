@@ -24,7 +24,7 @@ from sessions.web.pages import (
     live_page,
     page,
     page_version,
-    post_event,
+    post_form,
 )
 
 
@@ -94,14 +94,7 @@ def act(request, session_id, chosen):
     form = ActionForm(chosen, session_id, request.POST)
     status, message, failed = 400, None, form
     if form.is_valid():
-        posted = post_event(
-            request,
-            session_id,
-            chosen.event_type,
-            form.event_fields(),
-            expected_seq=form.cleaned_data["expected_seq"],
-            form=form,
-        )
+        posted = post_form(request, session_id, chosen.event_type, form)
         status, refusal = posted.status, posted.refusal
         if not isinstance(refusal, InvalidEvent):
             failed = None
