@@ -20,6 +20,7 @@ from sessions import store
 from sessions.domain import projections, vocabulary
 from sessions.readmodels import kept
 from sessions.rules.append import append_event
+from tests.support.ct_tools import end_flushers
 from tests.support.http import http_request
 from tests.support.plans import RELEASE, post
 
@@ -54,6 +55,14 @@ def spans(events):
         span = (following.timestamp - event.timestamp) // timedelta(microseconds=1)
         found[event.type] = found.get(event.type, 0) + span
     return found
+
+
+@pytest.fixture(autouse=True)
+def no_flusher_left_behind():
+    """A hook that leaves its spool full starts a background flusher, which retries for
+    a day: each test ends the ones it started."""
+    yield
+    end_flushers()
 
 
 @pytest.fixture(autouse=True)

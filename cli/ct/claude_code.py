@@ -31,13 +31,14 @@ from pathlib import Path
 from ct import files, spooling
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.lines import attempt_lines
+from ct.text import clean
 
 # Claude Code waits for a hook; ours answer well within 2 s, the interpreter's start
 # included, whatever the tower does.
 BUDGET_SECONDS = 1.5
 HEARTBEAT_EVERY_SECONDS = 60
 WAITING_FOR_PROMPT = "waiting for the next prompt"
-TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX = 200, 2000, 2000, 200
+TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, DOING_MAX = 200, 2000, 2000, 200, 120
 STATUS_AFTER = {"session_block": "blocked", "session_unblock": "active", "session_close": "closed"}
 # Notifications that are not a wait on a person.
 _NOT_WAITING = {"auth_success"}
@@ -67,16 +68,27 @@ class Hook:
 
     @property
     def session(self) -> str | None:
-        return self.record.get("session")
+        """The tower session this Claude Code session's hooks report to. With no state
+        folder to remember it in, the one its start names (generation 0)."""
+        found = self.record.get("session")
+        if found is None and not files.writable(files.state_home()):
+            return first_session_id(self.claude_session)
+        return found
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
     def remember(self, **changes) -> None:
+        """Keep `changes` in this Claude Code session's record (in memory at least: with
+        the state folder unwritable, the hook goes on with what it has)."""
+
         def change(known: dict) -> None:
             known.update(changes)
 
-        self.record = files.update_json(self.record_path, change, self.deadline)
+        try:
+            self.record = files.update_json(self.record_path, change, self.deadline)
+        except OSError:
+            self.record = {**self.record, **changes}
 
     def begin(self, session: str, generation: int) -> None:
         """This Claude Code session is now `session`'s (its `generation`-th)."""
@@ -96,6 +108,7 @@ class Hook:
     def append(self, body: dict) -> bool:
         """Send an event to this session, through the spool (its status as the event
         leaves it is known at once, so that the hooks after it act on it)."""
+        body = cleaned(body)
         if body["type"] in STATUS_AFTER:
             files.expect_status(self.session, STATUS_AFTER[body["type"]])
         path = f"/sessions/{self.session}/events"
@@ -127,17 +140,23 @@ class Hook:
             if now - known.get("last_heartbeat", 0) >= HEARTBEAT_EVERY_SECONDS:
                 known["last_heartbeat"] = now
 
-        self.record = files.update_json(self.record_path, take, self.deadline)
+        try:
+            self.record = files.update_json(self.record_path, take, self.deadline)
+        except OSError:
+            return True  # no state folder to throttle by: every call is due
         return self.record.get("last_heartbeat") == now
 
-    def heartbeat(self) -> dict | None:
-        """A heartbeat, at most one a minute, never over messages not yet handed over:
-        it expects the seq last seen, and on a conflict hands over what came (where the
-        event can pass text) instead."""
-        if not self.heartbeat_due():
+    def heartbeat(self, note: str | None = None, due: bool = False) -> dict | None:
+        """A heartbeat saying `note` (what the agent is doing), at most one a minute
+        unless `due` (a new prompt), never over messages not yet handed over: it expects
+        the seq last seen, and on a conflict hands over what came (where the event can
+        pass text) instead."""
+        if due:
+            self.remember(last_heartbeat=time.time())
+        elif not self.heartbeat_due():
             return None  # throttled: no request at all
         seq = self.known().get("seq")
-        body = {"type": "session_progress"}
+        body = cleaned({"type": "session_progress", "note": note})
         if seq is None or self.spool.pending():  # the seq is known once the spool has gone
             body["expected_seq"] = spooling.EXPECT_LATEST
             self.append(body)
@@ -197,6 +216,55 @@ class Hook:
         return {"hookSpecificOutput": {"hookEventName": event, **specific}}
 
 
+def cleaned(body: dict) -> dict:
+    """`body` with its texts as the tower takes them (`ct.text.clean`): a person's
+    answer is never set aside for an emoji, an ANSI escape or a bidi override. A note
+    with nothing left is left out; a reason or title, replaced by a plain one."""
+    body = {name: value for name, value in body.items() if value is not None}
+    for name, limit, kind, instead in (
+        ("title", TITLE_MAX, "line", "claude-code"),
+        ("reason", REASON_MAX, "text", "waiting for a person"),
+        ("note", NOTE_MAX, "text", None),
+    ):
+        if isinstance(body.get(name), str):
+            body[name] = clean(body[name], limit, kind) or instead
+            if body[name] is None:
+                del body[name]
+    return body
+
+
+def first_session_id(claude_session: str) -> str:
+    """The tower session a Claude Code session's start names (its first generation)."""
+    return f"cc-{_safe_id(claude_session)}"[:60]
+
+
+# What a heartbeat says the agent is doing: the tool, and the input naming its target.
+_TARGETS = ("file_path", "notebook_path", "path", "url", "pattern", "query", "description")
+
+
+def doing(tool: str, given: object, cwd: str) -> str | None:
+    """The latest tool and its target, as a person reads it: `Edit src/cart.py`,
+    `Bash: pytest -q` (at most `DOING_MAX` characters); None without a tool."""
+    if not tool:
+        return None
+    given = given if isinstance(given, dict) else {}
+    if tool == "Bash" and isinstance(given.get("command"), str):
+        lines = given["command"].strip().splitlines() or [""]
+        return clean(f"Bash: {lines[0]}", DOING_MAX, "line")
+    for name in _TARGETS:
+        target = given.get(name)
+        if isinstance(target, str) and target.strip():
+            if name in ("file_path", "notebook_path", "path") and cwd:
+                target = _relative(target, cwd)
+            return clean(f"{tool} {target}", DOING_MAX, "line")
+    return clean(tool, DOING_MAX, "line")
+
+
+def _relative(path: str, cwd: str) -> str:
+    folder = cwd.rstrip("/") + "/"
+    return path[len(folder) :] if path.startswith(folder) else path
+
+
 def fenced(view: dict) -> str:
     return (
         f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
@@ -217,14 +285,14 @@ def messages_text(messages: list[dict]) -> str:
 
 
 def on_session_start(hook: Hook) -> dict | None:
-    if hook.session and not hook.record.get("closed"):
+    if hook.record.get("session") and not hook.record.get("closed"):
         return None  # resumed, or compacted: its session goes on
     claim = os.environ.get("CT_CLAIM")
     generation = hook.record.get("generation", -1) + 1
     if claim:
         return claim_node(hook, claim, generation)
-    session = f"cc-{_safe_id(hook.claude_session)}"[:60] + (f"-{generation}" if generation else "")
-    body = {"id": session, "title": title_of(Path(hook.payload.get("cwd") or "."))}
+    session = first_session_id(hook.claude_session) + (f"-{generation}" if generation else "")
+    body = cleaned({"id": session, "title": title_of(Path(hook.payload.get("cwd") or "."))})
     if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
         body.update(plan=os.environ["CT_PLAN"], node=os.environ["CT_NODE"])
     hook.begin(session, generation)
@@ -257,14 +325,16 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
 
 
 def on_user_prompt(hook: Hook) -> dict | None:
+    """A person answered a blocked session (the prompt's first line is the answer), or
+    gave a new prompt: its first line is what the agent now does."""
+    shared = os.environ.get("CT_SHARE_PROMPTS") != "0"
+    prompt = str(hook.payload.get("prompt") or "")
+    first_line = clean((prompt.strip().splitlines() or [""])[0], PROMPT_NOTE_MAX, "line")
     if hook.known().get("status") == "blocked":
-        prompt = str(hook.payload.get("prompt") or "")
-        note = (prompt.strip().splitlines() or ["answered"])[0][:PROMPT_NOTE_MAX]
-        if os.environ.get("CT_SHARE_PROMPTS") == "0":
-            note = "answered"
+        note = (first_line if shared else None) or "answered"
         hook.append({"type": "session_unblock", "note": note})
         return None
-    return hook.heartbeat()
+    return hook.heartbeat((first_line if shared else None) or "new prompt", due=True)
 
 
 def on_pre_tool_use(hook: Hook) -> dict | None:
@@ -278,7 +348,10 @@ def on_post_tool_use(hook: Hook) -> dict | None:
         hook.remember(blocked_by_hook=False)
         hook.append({"type": "session_unblock", "note": "resumed"})
         return None
-    return hook.heartbeat()
+    payload = hook.payload
+    tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
+    note = doing(tool, payload.get("tool_input"), cwd)
+    return hook.heartbeat(note)
 
 
 def on_notification(hook: Hook) -> dict | None:
@@ -300,10 +373,21 @@ def block(hook: Hook, reason: str) -> None:
     return None
 
 
+# Why Claude Code ended a session (SessionEnd's `reason`), in a person's words.
+ENDED = {
+    "clear": "the conversation was cleared (/clear)",
+    "logout": "the person logged out of Claude Code",
+    "prompt_input_exit": "the person left Claude Code",
+    "bypass_permissions_disabled": "Claude Code turned off bypassing permissions",
+    "other": "Claude Code ended the session",
+}
+
+
 def on_session_end(hook: Hook) -> dict | None:
     reason = str(hook.payload.get("reason") or "other")
     hook.remember(closed=True)
-    hook.append({"type": "session_close", "outcome": "done", "note": f"ended: {reason}"})
+    note = f"ended: {ENDED.get(reason, f'Claude Code ended the session ({reason})')}"
+    hook.append({"type": "session_close", "outcome": "done", "note": note})
     return None
 
 
@@ -332,6 +416,11 @@ def hook(stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
         said = handler(run)
         if said:
             stdout.write(json.dumps(said))
+        if run.spool.pending():
+            # The agent may never run again here: a flusher of its own sends the rest.
+            from ct import flusher
+
+            flusher.start()
     except NotSignedIn as error:
         log(str(error))
     except Exception:  # a hook must never break the agent: note it and let it go on
@@ -380,12 +469,16 @@ def _safe_id(text: str) -> str:
 # The settings block ------------------------------------------------------------------
 
 
+# The command a team's shared settings run: `ct` from each machine's PATH.
+PORTABLE_COMMAND = "ct hook claude-code"
+
+
 def hook_command() -> str:
     """The command Claude Code runs: this `ct`, by its full path when it can be found."""
     import shutil
 
     found = shutil.which("ct") or (sys.argv[0] if Path(sys.argv[0]).name == "ct" else None)
-    return f"{Path(found).resolve()} hook claude-code" if found else "ct hook claude-code"
+    return f"{Path(found).resolve()} hook claude-code" if found else PORTABLE_COMMAND
 
 
 def settings_block(command: str) -> dict:

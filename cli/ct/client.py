@@ -2,6 +2,7 @@
 `ct login` saved), and one JSON request at a time over HTTP, every failure turned into
 one of two errors a person can read."""
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -10,10 +11,6 @@ from ct import files
 
 # Exit statuses (DESIGN.md, "The agent's side").
 DONE, REFUSED, USAGE, NOT_ALLOWED, UNREACHABLE, TIMED_OUT = 0, 1, 2, 3, 4, 5
-
-# The tower's answers that mean "try again later": its database is away (503), or a proxy
-# in front of it could not reach it.
-_UNAVAILABLE = {502, 503, 504}
 
 
 def new_key() -> str:
@@ -88,17 +85,21 @@ class Tower:
         key: str | None = None,
         timeout: float = 10.0,
     ) -> dict:
-        """The JSON answer to one request under /api; `Refused` or `Unreachable`."""
-        # Imported here, not above: they are a third of a hook's start, and a throttled
-        # heartbeat makes no request at all.
-        import urllib.error
-        import urllib.parse
-        import urllib.request
+        """The JSON answer to one request under /api; `Refused` or `Unreachable`.
 
-        url = f"{self.url}/api{path}"
+        `timeout` bounds the whole exchange (connecting, sending, every byte of the
+        answer), not each socket read: a tower that dribbles its answer a byte at a time
+        is cut off at the deadline like one that is down. Only the tower's own refusal
+        (a 4xx whose body is its `{"error", "detail"}`) is `Refused`; anything else (a
+        proxy's 404 or 502 page, the tower's 503 while its database is away) is
+        `Unreachable`: the request may succeed later."""
+        # Imported here, not above: a throttled heartbeat makes no request at all.
+        import http.client
+        import urllib.parse
+
         given = {name: value for name, value in (query or {}).items() if value is not None}
-        if given:
-            url += "?" + urllib.parse.urlencode(given)
+        target = urllib.parse.urlsplit(f"{self.url}/api{path}")
+        address = target.path + ("?" + urllib.parse.urlencode(given) if given else "")
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         data = None
         if body is not None:
@@ -106,25 +107,77 @@ class Tower:
             headers["Content-Type"] = "application/json"
         if key is not None:
             headers["Idempotency-Key"] = key
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        timeout = max(timeout, 0.05)
+        secure = target.scheme == "https"
+        kind = http.client.HTTPSConnection if secure else http.client.HTTPConnection
         try:
-            with urllib.request.urlopen(request, timeout=max(timeout, 0.05)) as answer:
-                return json.loads(answer.read() or b"{}")
-        except urllib.error.HTTPError as error:
-            if error.code in _UNAVAILABLE:
-                raise Unreachable(self.url, f"HTTP {error.code}") from None
-            raise _refusal(error) from None
-        except (TimeoutError, urllib.error.URLError, OSError) as error:
-            why = getattr(error, "reason", None) or error
-            raise Unreachable(self.url, str(why)) from None
-        except ValueError:
-            raise Unreachable(self.url, "the answer was not JSON") from None
+            exchange = kind(target.hostname or "", target.port, timeout=timeout)
+        except ValueError as error:  # a port that is not a number
+            raise Unreachable(self.url, str(error)) from None
+        cutoff = _Cutoff(exchange, timeout)
+        try:
+            exchange.request(method, address, body=data, headers=headers)
+            answer = exchange.getresponse()
+            status, raw = answer.status, answer.read()
+        except (OSError, ValueError, http.client.HTTPException) as error:
+            why = f"no whole answer within {timeout:g} s" if cutoff.fired else str(error)
+            raise Unreachable(self.url, why or type(error).__name__) from None
+        finally:
+            cutoff.cancel()
+            exchange.close()
+        if cutoff.fired:  # the answer was cut short, whatever it looked like
+            raise Unreachable(self.url, f"no whole answer within {timeout:g} s")
+        return _answer(self.url, status, raw)
 
 
-def _refusal(error) -> Refused:
-    """The tower's error answer (a `urllib.error.HTTPError`) as a `Refused`."""
+class _Cutoff:
+    """Shuts the exchange's socket down at the deadline, from a timer thread: a read
+    blocked on a dribbling tower returns at once, and no later read can start."""
+
+    def __init__(self, exchange, seconds: float) -> None:
+        import threading
+
+        self.exchange, self.fired = exchange, False
+        self.timer = threading.Timer(seconds, self._cut)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _cut(self) -> None:
+        import socket
+
+        self.fired = True
+        sock = self.exchange.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed: nothing left to cut
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+
+def _answer(url: str, status: int, raw: bytes) -> dict:
+    """What the tower said: its JSON on a success, its refusal on a 4xx of its own;
+    anything else is not the tower speaking."""
     try:
-        found = json.loads(error.read())
-        return Refused(error.code, str(found["error"]), str(found["detail"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return Refused(error.code, f"http_{error.code}", error.reason or "refused")
+        found = json.loads(raw or b"{}")
+    except ValueError:
+        found = None
+    if 200 <= status < 300:
+        if not isinstance(found, dict):
+            raise Unreachable(url, f"HTTP {status} with an answer that is not the tower's JSON")
+        return found
+    refusal = _refusal(status, found)
+    if refusal is None or status >= 500:
+        why = f"HTTP {status}" + (f": {refusal.detail}" if refusal else ", not the tower's answer")
+        raise Unreachable(url, why)
+    raise refusal
+
+
+def _refusal(status: int, found) -> "Refused | None":
+    """The tower's own error answer (`{"error": code, "detail": sentence}`), or None."""
+    if not isinstance(found, dict):
+        return None
+    code, detail = found.get("error"), found.get("detail")
+    if not isinstance(code, str) or not isinstance(detail, str):
+        return None
+    return Refused(status, code, detail)

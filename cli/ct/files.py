@@ -6,6 +6,7 @@ Racing processes write them (Claude Code runs an event's hooks in parallel), so 
 change happens under an exclusive `flock` and lands whole: a JSON state is replaced by
 rename, a spool line is appended with one write."""
 
+import contextlib
 import fcntl
 import json
 import os
@@ -33,17 +34,35 @@ def _xdg(variable: str, fallback: str) -> Path:
 
 
 def private_folder(path: Path) -> Path:
+    """`path`, made if missing, and every folder from `ct`'s own (`control-tower`) down
+    to it, readable by their user only: other users cannot list which Claude Code
+    sessions there are. A folder found open is closed again."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    chain = [path, *path.parents]
+    names = [folder.name for folder in chain]
+    own = chain[: names.index("control-tower") + 1] if "control-tower" in names else [path]
+    for folder in own:
+        if os.stat(folder).st_mode & 0o077:
+            os.chmod(folder, 0o700)
     return path
 
 
-def write_private(path: Path, text: str) -> None:
+def writable(folder: Path) -> bool:
+    """Whether `ct` can keep files in `folder` (made if missing)."""
+    try:
+        private_folder(folder)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
+
+def write_private(path: Path, text: str | bytes) -> None:
     """Replace `path` with `text` at once, readable by its user only."""
     private_folder(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as out:
-        out.write(text)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(text.encode() if isinstance(text, str) else text)
     os.replace(temporary, path)
 
 
@@ -116,7 +135,8 @@ def remember(session: str | None, answer: dict) -> None:
             if position is not None:
                 known["position"] = position
 
-    update_json(stream_state_path(session), newer)
+    with contextlib.suppress(OSError):  # what is kept is a cache: a state folder gone loses it
+        update_json(stream_state_path(session), newer)
 
 
 def expect_status(session: str, status: str) -> None:
@@ -125,7 +145,8 @@ def expect_status(session: str, status: str) -> None:
     def expected(known: dict) -> None:
         known["status"] = status
 
-    update_json(stream_state_path(session), expected)
+    with contextlib.suppress(OSError):
+        update_json(stream_state_path(session), expected)
 
 
 class Spool:
@@ -145,8 +166,11 @@ class Spool:
     def add(self, entry: dict, deadline: float | None = None) -> None:
         line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
         with locked(self.lock, deadline):
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            descriptor = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                size = os.fstat(descriptor).st_size
+                if size and os.pread(descriptor, 1, size - 1) != b"\n":
+                    line = b"\n" + line  # after a line cut by a crash: a line of its own
                 os.write(descriptor, line)
             finally:
                 os.close(descriptor)
@@ -157,27 +181,44 @@ class Spool:
         except OSError:
             return False
 
-    def _read(self) -> list[dict]:
+    def _lines(self) -> list[bytes]:
         try:
-            lines = self.path.read_bytes().splitlines()
+            return [line for line in self.path.read_bytes().splitlines() if line.strip()]
         except OSError:
             return []
-        found = []
-        for line in lines:
-            try:
-                found.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut by a crash mid-write carries nothing to send
-        return found
 
-    def first(self, deadline: float | None = None) -> dict | None:
+    def first(self, deadline: float | None = None) -> bytes | None:
+        """The oldest line as written (`entry_of` tells whether it is an entry)."""
         with locked(self.lock, deadline):
-            found = self._read()
+            found = self._lines()
         return found[0] if found else None
 
     def drop_first(self, deadline: float | None = None) -> None:
-        """Remove the oldest line (the flush holder's, once sent)."""
+        """Remove the oldest line (the flush holder's, once sent or set aside)."""
         with locked(self.lock, deadline):
-            rest = self._read()[1:]
-            text = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in rest)
-            write_private(self.path, text)
+            rest = self._lines()[1:]
+            write_private(self.path, b"".join(line + b"\n" for line in rest))
+
+
+def entry_of(line: bytes) -> dict | None:
+    """The spool entry a line holds, or None for a line that is not one (cut by a crash,
+    or written by something else): such a line is set aside, never a stop to the rest."""
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(found, dict):
+        return None
+    method, path, body, key = (found.get(name) for name in ("method", "path", "body", "key"))
+    session = found.get("session")
+    if (
+        method not in ("POST", "GET")
+        or not isinstance(path, str)
+        or not path.startswith("/")
+        or not isinstance(body, dict)
+        or not isinstance(key, str)
+        or not key
+        or not (session is None or isinstance(session, str))
+    ):
+        return None
+    return found

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from ct import claude_code, files
+from ct import claude_code, files, spooling
 from ct.client import (
     DONE,
     NOT_ALLOWED,
@@ -212,11 +212,17 @@ def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
     plan = tower.request("GET", f"/plans/{args.plan}")
     done, total = plan["progress"]["done"], plan["progress"]["total"]
     lines = [f"{plan['id']} · {plan['status']} · {plan.get('title') or ''} · {done}/{total} done"]
-    for node in plan["nodes"]:
+    # What a claim takes first comes first (ready and reclaimable, in claim order), then
+    # the rest in plan order.
+    claimable = plan.get("claimable", plan["ready"])
+    rank = {key: place for place, key in enumerate(claimable)}
+    for node in sorted(plan["nodes"], key=lambda n: rank.get(n["key"], len(rank))):
         held = f" ({node['session']})" if node.get("session") else ""
         lines.append(f"  {node['state']:<9} {node['key']}{held}  {node['title']}")
-    if plan["ready"]:
-        lines.append("ready: " + ", ".join(plan["ready"]))
+    if claimable:
+        lines.append("ct claim takes, in order: " + ", ".join(claimable))
+    else:
+        lines.append("nothing to claim")
     say(args, plan, "\n".join(lines))
 
 
@@ -286,22 +292,27 @@ def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
     """Follow the feed narrowed to the session from the position of the last event this
     machine's `ct` appended to it (a block, typically), so that an answer that landed
     between the block and the wait is not missed; knowing none, from now on. A wait the
-    view shows is already over, with nothing on the feed to say more, ends at once."""
+    view shows is already over, with nothing on the feed to say more, ends at once.
+
+    A tower that stops answering (a restart, a deploy) is asked again at every interval
+    until `--timeout`, which also bounds each request: the wait is never lost to a
+    restart, and never outlives its timeout."""
     session = args.target or session_of(args)
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    ask = _riding_out(tower, deadline, args)
     after = args.after
     if after is None:
         after = files.read_json(files.stream_state_path(session)).get("position")
     if after is None:  # now, taken before the view: nothing falls between the two
-        after = feed_page(tower, 0, session, limit=0)["next_after"]
-    view = tower.request("GET", f"/sessions/{session}")
+        after = ask("/feed", {"after": 0, "limit": 0, "stream": session})["next_after"]
+    view = ask(f"/sessions/{session}")
     over = _over(args.until, view)
-    deadline = None if args.timeout is None else time.monotonic() + args.timeout
     while True:
-        page = feed_page(tower, after, session)
+        page = ask("/feed", {"after": after, "limit": FEED_PAGE, "stream": session})
         for item in page["items"]:
             note = _reached(args.until, item)
             if note is not False:
-                view = tower.request("GET", f"/sessions/{session}")
+                view = ask(f"/sessions/{session}")
                 say(args, view, _waited_line(args.until, view, note))
                 return
         after = page["next_after"]
@@ -310,12 +321,38 @@ def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
         if over:
             say(args, view, _waited_line(args.until, view, view.get("next_action")))
             return
-        if deadline is not None and time.monotonic() >= deadline:
-            raise Failed(f"{session}: not {args.until} after {args.timeout:g} s", TIMED_OUT)
-        pause = args.interval
-        if deadline is not None:
-            pause = max(0.0, min(pause, deadline - time.monotonic()))
-        time.sleep(pause)
+        _pause(args, deadline, session)
+
+
+# The longest one request of a wait may take when no --timeout bounds it.
+WAIT_REQUEST_SECONDS = 10.0
+
+
+def _riding_out(tower: Tower, deadline: float | None, args: argparse.Namespace):
+    """`ask(path, query)`: a GET that, while the tower does not answer, asks again after
+    each interval until the wait's deadline (then `Failed`, timed out)."""
+
+    def ask(path: str, query: dict | None = None) -> dict:
+        while True:
+            left = WAIT_REQUEST_SECONDS
+            if deadline is not None:
+                left = min(left, deadline - time.monotonic())
+            try:
+                return tower.request("GET", path, query=query, timeout=left)
+            except Unreachable:
+                _pause(args, deadline, args.target or session_of(args))
+
+    return ask
+
+
+def _pause(args: argparse.Namespace, deadline: float | None, session: str) -> None:
+    """Sleep one interval, or until the deadline; past it, the wait has timed out."""
+    if deadline is not None and time.monotonic() >= deadline:
+        raise Failed(f"{session}: not {args.until} after {args.timeout:g} s", TIMED_OUT)
+    pause = args.interval
+    if deadline is not None:
+        pause = max(0.0, min(pause, deadline - time.monotonic()))
+    time.sleep(pause)
 
 
 def _over(until: str, view: dict) -> bool:
@@ -375,13 +412,22 @@ def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
     sys.exit(claude_code.hook(sys.stdin, sys.stdout))
 
 
+PERSONAL_SETTINGS, SHARED_SETTINGS = ".claude/settings.local.json", ".claude/settings.json"
+
+
 def _hooks_flags(parser: argparse.ArgumentParser) -> None:
     _agent_flags(parser)
     parser.add_argument("--install", action="store_true", help="merge them into the settings file")
     parser.add_argument(
+        "--shared",
+        action="store_true",
+        help=f"for the whole team: into {SHARED_SETTINGS} (the file teams commit), running "
+        "`ct` from the PATH so that it works on every teammate's machine",
+    )
+    parser.add_argument(
         "--settings",
-        default=".claude/settings.json",
-        help="the settings file --install merges into (default: .claude/settings.json)",
+        help=f"the settings file --install merges into (default: {PERSONAL_SETTINGS}, "
+        f"yours alone; with --shared, {SHARED_SETTINGS})",
     )
 
 
@@ -393,12 +439,26 @@ def _hooks_flags(parser: argparse.ArgumentParser) -> None:
     offline=True,
 )
 def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
-    block = claude_code.settings_block(claude_code.hook_command())
+    command = claude_code.PORTABLE_COMMAND if args.shared else claude_code.hook_command()
+    block = claude_code.settings_block(command)
     if not args.install:
         print(json.dumps(block, indent=2))
         return
-    path = claude_code.install(block, args.settings)
+    settings = args.settings or (SHARED_SETTINGS if args.shared else PERSONAL_SETTINGS)
+    path = claude_code.install(block, settings)
     print(f"Control Tower's hooks are in {path}")
+
+
+# How long any command spends sending what the spool holds before its own request.
+SPOOL_FIRST_SECONDS = 5.0
+
+
+def send_spool_first(tower: Tower) -> None:
+    """Every command that reaches the tower sends the spool first, in order: what the
+    hooks could not send goes before anything newer."""
+    spool = files.Spool()
+    if spool.pending():
+        spooling.flush(tower, spool, time.monotonic() + SPOOL_FIRST_SECONDS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,7 +466,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         declared = args.command_of
         tower = None if declared.offline else Tower.configured()
+        if tower is not None:
+            send_spool_first(tower)
         declared.run(args, tower)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+    except BrokenPipeError:
+        # The reader went away (`ct ls | head`): nothing more to say, and no traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return DONE
     except Refused as refusal:
         print(f"ct: {refusal.code}: {refusal.detail}", file=sys.stderr)
         return refusal.exit_status

@@ -24,9 +24,29 @@ def entry(method: str, path: str, body: dict, session: str | None = None) -> dic
 
 
 def send(tower: Tower, request: dict, spool: files.Spool, deadline: float) -> bool:
-    """Spool `request` and flush: True when the spool was emptied (the request sent)."""
-    spool.add(request, deadline)
+    """Spool `request` and flush: True when the spool was emptied (the request sent).
+    With the state folder unwritable there is no spool: the request goes straight to
+    the tower (lost only if the tower is away too)."""
+    try:
+        spool.add(request, deadline)
+    except OSError:
+        return _send_unspooled(tower, request, deadline)
     return flush(tower, spool, deadline)
+
+
+def _send_unspooled(tower: Tower, request: dict, deadline: float) -> bool:
+    try:
+        answer = tower.request(
+            request["method"],
+            request["path"],
+            body=_body(request),
+            key=request["key"],
+            timeout=deadline - time.monotonic(),
+        )
+    except (Unreachable, Refused):
+        return False
+    files.remember(request.get("session"), answer)
+    return True
 
 
 def flush(tower: Tower, spool: files.Spool, deadline: float) -> bool:
@@ -52,9 +72,14 @@ def _send_all(tower: Tower, spool: files.Spool, deadline: float) -> bool:
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        waiting = spool.first()
-        if waiting is None:
+        line = spool.first()
+        if line is None:
             return True
+        waiting = files.entry_of(line)
+        if waiting is None:
+            _set_aside_line(line)
+            spool.drop_first()
+            continue
         try:
             answer = tower.request(
                 waiting["method"],
@@ -77,7 +102,8 @@ def _send_all(tower: Tower, spool: files.Spool, deadline: float) -> bool:
 def _body(waiting: dict) -> dict:
     body = dict(waiting["body"])
     if body.get("expected_seq") == EXPECT_LATEST:
-        known = files.read_json(files.stream_state_path(waiting["session"]))
+        session = waiting.get("session")
+        known = files.read_json(files.stream_state_path(session)) if session else {}
         body["expected_seq"] = known.get("seq")
         if body["expected_seq"] is None:
             del body["expected_seq"]
@@ -88,3 +114,10 @@ def _set_aside(waiting: dict, refusal: Refused) -> None:
     """A refused line is kept aside in `refused/spool.jsonl`, so no word vanishes unseen."""
     refused = {**waiting, "refused": {"code": refusal.code, "detail": refusal.detail}}
     files.Spool(files.state_home() / "refused").add(refused)
+
+
+def _set_aside_line(line: bytes) -> None:
+    """A line that is not an entry is kept aside as it was, with why."""
+    text = line.decode("utf-8", errors="replace")
+    why = {"code": "not_an_entry", "detail": "this spool line is not a request ct wrote"}
+    files.Spool(files.state_home() / "refused").add({"line": text, "refused": why})

@@ -158,6 +158,10 @@ class Plan(Schema):
     lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
     max_attempts: int | None = Field(description="null: no cap on reclaims.")
     lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
+    claimable: list[str] = Field(
+        description="What claim-next takes, in order: the ready nodes and the reclaimable "
+        "lapsed ones."
+    )
 
 
 class Percentiles(Schema):
@@ -297,6 +301,7 @@ def plan_json(view: plans.PlanView) -> dict:
         "lease": view.lease,
         "max_attempts": view.max_attempts,
         "lapsed": view.lapsed,
+        "claimable": view.claimable,
     }
 
 

@@ -260,6 +260,22 @@ def test_plan_prints_each_node_and_its_state(env, plan):
     assert "ready     a  Migrate the schema" in done.stdout
 
 
+def test_plan_lists_first_what_a_claim_takes_a_reclaimable_node_included(env, plan, bob):
+    # b needs nothing and unlocks nothing, as a does: plan order puts a first. a's worker
+    # went silent past the lease: a is reclaimable, and a claim takes it before b.
+    append_event(
+        "w1",
+        START,
+        {"title": "A", "plan": plan, "node": "a"},
+        user=bob,
+        now=timezone.now() - timedelta(hours=2),
+    )
+    listed = ct(env, "plan", plan).stdout.splitlines()
+    assert listed[1].split()[:2] == ["lapsed", "a"]
+    assert listed[-1] == "ct claim takes, in order: a, b"
+    assert "a of rel" in ct(env, "claim", plan).stdout
+
+
 def test_claim_prints_the_node_the_session_and_a_first_attempt(env, plan):
     done = ct(env, "claim", plan)
     assert done.returncode == 0

@@ -152,8 +152,47 @@ def test_post_tool_use_sends_at_most_one_heartbeat_a_minute(hook):
     hook("SessionStart")
     hook("PostToolUse")
     hook("PostToolUse")
-    hook("UserPromptSubmit")
+    hook("PostToolUse")
     assert events_of(SESSION) == [START, "session_progress"]
+
+
+def progress_note(live_server, token):
+    return (view(live_server, token)["progress"] or {}).get("note")
+
+
+def test_a_heartbeat_names_the_command_the_agent_ran(hook, live_server, token):
+    hook("SessionStart")
+    hook("PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q\necho done"})
+    assert progress_note(live_server, token) == "Bash: pytest -q"
+
+
+def test_a_heartbeat_names_the_file_the_agent_edited_from_the_project_root(
+    hook, repo, live_server, token
+):
+    hook("SessionStart")
+    edited = {"file_path": str(repo / "src" / "cart.py"), "old_string": "a", "new_string": "b"}
+    hook("PostToolUse", tool_name="Edit", tool_input=edited)
+    assert progress_note(live_server, token) == "Edit src/cart.py"
+
+
+def test_a_heartbeats_note_is_at_most_120_characters(hook, live_server, token):
+    hook("SessionStart")
+    hook("PostToolUse", tool_name="Bash", tool_input={"command": "echo " + "x" * 300})
+    assert len(progress_note(live_server, token)) == 120
+
+
+def test_a_new_prompts_first_line_is_what_the_agent_now_does(hook, live_server, token):
+    hook("SessionStart")
+    hook("PostToolUse")  # the minute's heartbeat is spent: a prompt still says itself
+    hook("UserPromptSubmit", prompt="Add a refund button\nwith a confirmation step")
+    assert progress_note(live_server, token) == "Add a refund button"
+    assert view(live_server, token)["status"] == "active"
+
+
+def test_with_prompts_not_shared_a_new_prompt_is_just_new_prompt(hook, env, live_server, token):
+    hook("SessionStart")
+    hook("UserPromptSubmit", prompt="my secret plan", environment={**env, "CT_SHARE_PROMPTS": "0"})
+    assert progress_note(live_server, token) == "new prompt"
 
 
 def test_a_tool_run_after_a_permission_prompt_unblocks(hook, live_server, token):
@@ -171,7 +210,7 @@ def test_session_end_closes_the_session_with_the_reason(hook, live_server, token
     assert (found["status"], found["outcome"], found["next_action"]) == (
         "closed",
         "done",
-        "ended: logout",
+        "ended: the person logged out of Claude Code",
     )
 
 

@@ -1,6 +1,7 @@
 """Running the `ct` the venv installed (cli/, `pip install ./cli`) as its own process,
 against a live server over real HTTP, with a home of its own for its files."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -78,3 +79,24 @@ EVENT_FIELDS = {
     "Stop": {"stop_hook_active": False, "last_assistant_message": "Done."},
     "SessionEnd": {"reason": "prompt_input_exit"},
 }
+
+
+def flushers() -> list[int]:
+    """The pids of the background flushers (`python -m ct.flusher`) running now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                words = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ct.flusher" in words:
+                found.append(int(entry.name))
+    return found
+
+
+def end_flushers() -> None:
+    """End the flushers a test's hooks started (they would retry for a day)."""
+    for pid in flushers():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
