@@ -1,0 +1,35 @@
+"""`ct.text.clean` keeps exactly what the tower takes: the client cannot import the
+tower's rule (`sessions.domain.vocabulary`), so this checks the two agree, character by
+character, over the planes where every refused character lives."""
+
+import pytest
+from ct.text import clean
+
+from sessions.domain import vocabulary
+
+# The Basic Multilingual Plane holds every refused character; a few others for good measure.
+CHARACTERS = [chr(c) for c in range(0x10000)] + ["\U0001f468", "\U000e0001", "\U0010ffff"]
+
+
+@pytest.mark.parametrize("kind", ["line", "text"])
+def test_clean_takes_out_exactly_the_characters_the_tower_refuses(kind):
+    disagree = []
+    for character in CHARACTERS:
+        text = f"a{character}b"
+        taken = vocabulary.text_error(text, 10, kind) is None
+        kept = clean(text, 10, kind) == text
+        if taken != kept and character != "\x1b":
+            disagree.append(f"U+{ord(character):04X}")
+    assert disagree == []
+
+
+def test_an_emoji_with_joiners_is_kept_whole():
+    assert clean("👨‍💻 ❤️‍🔥 🏳️‍🌈 yes", 200) == "👨‍💻 ❤️‍🔥 🏳️‍🌈 yes"
+
+
+def test_an_ansi_colour_is_taken_out_with_its_letters():
+    assert clean("\x1b[1;31mfailed\x1b[0m", 200) == "failed"
+
+
+def test_nothing_left_is_none():
+    assert clean("\u202e\u200b  ", 200) is None
