@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from ct import claude_code, files, spooling
+from ct import claude_code, files, hook_settings, spooling
 from ct.client import (
     DONE,
     NOT_ALLOWED,
@@ -439,13 +439,13 @@ def _hooks_flags(parser: argparse.ArgumentParser) -> None:
     offline=True,
 )
 def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
-    command = claude_code.PORTABLE_COMMAND if args.shared else claude_code.hook_command()
-    block = claude_code.settings_block(command)
+    command = hook_settings.PORTABLE_COMMAND if args.shared else hook_settings.hook_command()
+    block = hook_settings.settings_block(command)
     if not args.install:
         print(json.dumps(block, indent=2))
         return
     settings = args.settings or (SHARED_SETTINGS if args.shared else PERSONAL_SETTINGS)
-    path = claude_code.install(block, settings)
+    path = hook_settings.install(block, settings)
     print(f"Control Tower's hooks are in {path}")
 
 
