@@ -32,4 +32,6 @@ def attempt_lines(last: dict | None) -> list[str]:
         lines.append(f"  its last word: {last['note']}")
     if last.get("progress"):
         lines.append(f"  it was doing: {last['progress']}")
+    for message in last.get("messages") or []:
+        lines.append(f"  message from {message['actor']} it never read: {message['note']}")
     return lines

@@ -1,6 +1,7 @@
 """The agent API's answers, defined once: the pydantic schemas of its JSON answers (for
 the OpenAPI document) and the functions that shape a view into one."""
 
+from collections.abc import Iterable
 from typing import Literal
 
 from ninja import Schema
@@ -15,6 +16,7 @@ from sessions.api.requests import (
     optional_field,
 )
 from sessions.domain import plans, projections, vocabulary
+from sessions.domain.records import EventRecord
 from sessions.readmodels.shapes import plain
 
 
@@ -127,6 +129,10 @@ class LastAttempt(Schema):
     outcome: Literal[vocabulary.OUTCOMES]  # type: ignore[valid-type]
     note: str | None = Field(description="Its next action: why it ended.")
     progress: str | None = Field(description="Its latest progress note: what it was doing.")
+    messages: list[Message] = Field(
+        description="The people's messages its worker never acknowledged, oldest first (the "
+        f"latest {vocabulary.MAX_BLOCKERS_SHOWN}): words meant for whoever works the node."
+    )
 
 
 class NodeState(Schema):
@@ -264,11 +270,16 @@ def session_json(view: projections.SessionView) -> dict:
     if view.progress is not None:
         progress = view.progress
         shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}
-    shaped["messages"] = [
-        {"note": m.note, "actor": m.actor, "timestamp": plain(m.timestamp), "seq": m.seq}
-        for m in view.messages
-    ]
+    shaped["messages"] = messages_json(view.messages)
     return shaped
+
+
+def messages_json(messages: Iterable[EventRecord]) -> list[dict]:
+    """Messages as the `Message` schema gives them."""
+    return [
+        {"note": m.note, "actor": m.actor, "timestamp": plain(m.timestamp), "seq": m.seq}
+        for m in messages
+    ]
 
 
 def plan_json(view: plans.PlanView) -> dict:
@@ -307,4 +318,6 @@ def plan_json(view: plans.PlanView) -> dict:
 
 def attempt_json(attempt: plans.Attempt | None) -> dict | None:
     """A node's last attempt (`plans.Attempt`) as the `LastAttempt` schema gives it."""
-    return None if attempt is None else attempt._asdict()
+    if attempt is None:
+        return None
+    return {**attempt._asdict(), "messages": messages_json(attempt.messages)}

@@ -218,6 +218,14 @@ def decode_log(file_name, data, plan_nodes=None, latest=None):
         except ValueError as exc:
             raise LogError(number, str(exc)) from None
         records.append(record)
+    if len(records) == vocabulary.MAX_STREAM_EVENTS and status not in (None, vocabulary.CLOSED):
+        # Its last place is the close's: a session that fills it otherwise could never
+        # be closed (nor reclaimed, nor released).
+        raise LogError(
+            decoded[-1][1],
+            f"the session fills its stream ({vocabulary.MAX_STREAM_EVENTS} events) without a "
+            "session_close: its last place is kept for the close, so it could never be closed",
+        )
     return stream_id, records
 
 

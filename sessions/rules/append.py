@@ -432,5 +432,8 @@ def _reclaim(
             known=known,
         )
         progress = projections.progress(events)
-        handoff = plans.Attempt(session_id, vocabulary.LAPSED, note, progress and progress.note)
+        unread = tuple(projections.pending_messages(events))
+        handoff = plans.Attempt(
+            session_id, vocabulary.LAPSED, note, progress and progress.note, unread
+        )
     return handoff

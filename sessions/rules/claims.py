@@ -59,9 +59,19 @@ def _held_if_lapsed(
     ids = [s.session for s in unclosed]
     store.hold_also(*ids)
     held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
-    if all(projections.has_lapsed(known.events, found.now, lease) for known in held.values()):
+    if all(
+        projections.has_lapsed(known.events, found.now, lease) and _closable(known)
+        for known in held.values()
+    ):
         return held
     return None
+
+
+def _closable(known: projections.ViewEvents) -> bool:
+    """Whether a reclaim's close fits in the stream: one whose last place an older
+    import filled otherwise cannot be closed, and a claim passes over its node rather
+    than be jammed by it (the node waits for a person: retire it, or start it afresh)."""
+    return bool(known.events) and known.events[-1].seq < vocabulary.MAX_STREAM_EVENTS
 
 
 def claim_next(

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from sessions.domain import vocabulary
-from sessions.domain.plans import Liveness, NodeSession
+from sessions.domain.plans import Handoff, Liveness, NodeSession
 from sessions.store.database import (
     TABLE,
     aware_utc,
@@ -21,7 +21,7 @@ from sessions.store.database import (
     per_stream,
     run_prepared,
 )
-from sessions.store.streams import NOTED_TRANSITIONS, TRANSITION, types_in
+from sessions.store.streams import NOTED_TRANSITIONS, TRANSITION, pending_messages_of, types_in
 
 # Plans -------------------------------------------------------------------------------
 
@@ -187,16 +187,18 @@ _HANDOFFS = (
 )
 
 
-def handoffs_of(sessions: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
-    """Each session's next action (its latest note-bearing event's note or reason) and
-    latest progress note: what a node's last attempt hands to the next worker."""
+def handoffs_of(sessions: Sequence[str]) -> dict[str, Handoff]:
+    """Each session's next action (its latest note-bearing event's note or reason), latest
+    progress note and the messages its worker never acknowledged (the latest
+    `MAX_BLOCKERS_SHOWN`): what a node's last attempt hands to the next worker."""
     if not sessions:
         return {}
+    unread = pending_messages_of(sessions, vocabulary.MAX_BLOCKERS_SHOWN)
     found = {}
     for session, noted_seq, note, block_seq, reason, progress in per_stream(_HANDOFFS, sessions):
         if block_seq is not None and (noted_seq is None or block_seq > noted_seq):
             note = reason
-        found[session] = (note, progress)
+        found[session] = Handoff(note, progress, tuple(unread.get(session, ())))
     return found
 
 

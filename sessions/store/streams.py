@@ -116,6 +116,21 @@ _PENDING_SQL = (
 )
 
 
+_PENDING_OF_SQL = (
+    f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND type = '{vocabulary.MESSAGE}'"
+    f" AND seq > {_LAST_PROGRESS} ORDER BY seq DESC LIMIT {{shown}}"
+)
+
+
+def pending_messages_of(streams: Sequence[str], shown: int) -> dict[str, list[EventRecord]]:
+    """Each stream's latest `shown` messages after its last progress (those its worker
+    never acknowledged), oldest first: one bounded probe a stream."""
+    sql = _PENDING_OF_SQL.format(shown=int(shown))
+    return {
+        stream: records_from_rows(run_prepared(sql, [stream, stream]))[::-1] for stream in streams
+    }
+
+
 def read_view_events(stream: str, shown: int) -> ViewEvents:
     """The events a session's view depends on, oldest first, with how many blocks are
     open and how many messages are pending (all empty for no such session): a view

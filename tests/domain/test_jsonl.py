@@ -392,3 +392,22 @@ def test_a_file_longer_than_a_stream_may_be_is_refused(monkeypatch):
     )
     with pytest.raises(LogError, match="at most 2 events"):
         decode_log("long.jsonl", lines.encode())
+
+
+def test_a_session_file_that_fills_its_stream_without_a_close_is_refused(monkeypatch):
+    monkeypatch.setattr("sessions.domain.vocabulary.MAX_STREAM_EVENTS", 2)
+    lines = log_line("2026-11-29T09:00:00Z") + (
+        '{"seq":2,"type":"session_block","timestamp":"2026-11-29T09:01:00Z","actor":"a",'
+        '"reason":"r"}\n'
+    )
+    with pytest.raises(LogError, match="without a session_close") as refused:
+        decode_log("full.jsonl", lines.encode())
+    assert refused.value.line == 2
+
+
+def test_a_session_file_that_fills_its_stream_with_its_close_last_is_taken(monkeypatch):
+    monkeypatch.setattr("sessions.domain.vocabulary.MAX_STREAM_EVENTS", 2)
+    lines = log_line("2026-11-29T09:00:00Z") + (
+        '{"seq":2,"type":"session_close","timestamp":"2026-11-29T09:01:00Z","actor":"a"}\n'
+    )
+    assert len(decode_log("full.jsonl", lines.encode())[1]) == 2

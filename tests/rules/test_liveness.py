@@ -238,7 +238,45 @@ def test_a_claim_reclaims_a_lapsed_node_closing_the_silent_session(
         "outcome": "lapsed",
         "note": close.note,
         "progress": "half the tables moved",
+        "messages": [],
     }
+
+
+def test_a_reclaim_hands_the_silent_workers_unread_messages_to_the_next_worker(
+    client, alice, silent, make_user, token_for
+):
+    append_event(silent, MESSAGE, {"note": "use the staging keys"}, user=alice)
+    claimed = post(client, "/api/plans/rel/claim", {}, token_for(make_user("carol"))).json()
+    [message] = claimed["last_attempt"]["messages"]
+    assert (message["note"], message["actor"]) == ("use the staging keys", "alice")
+
+
+def test_a_closed_attempts_unread_messages_are_in_the_nodes_last_attempt(
+    client, alice, bob, silent, token_for
+):
+    append_event(silent, MESSAGE, {"note": "read before you go on"}, user=alice)
+    append_event(silent, MESSAGE, {"note": "and the runbook"}, user=alice)
+    append_event(silent, "session_close", {"outcome": "failed"}, user=bob)
+    last = node(client, token_for(alice), "a")["last_attempt"]
+    assert [m["note"] for m in last["messages"]] == ["read before you go on", "and the runbook"]
+
+
+def test_messages_a_worker_acknowledged_are_not_handed_on(client, alice, bob, silent, token_for):
+    append_event(silent, MESSAGE, {"note": "seen"}, user=alice)
+    append_event(silent, PROGRESS, {"note": "read it"}, user=bob)
+    append_event(silent, "session_close", {"outcome": "failed"}, user=bob)
+    assert node(client, token_for(alice), "a")["last_attempt"]["messages"] == []
+
+
+def test_a_claim_passes_over_a_lapsed_node_whose_stream_has_no_room_for_the_close(
+    client, silent, make_user, token_for, monkeypatch
+):
+    # An older import filled bob-a's stream (start, progress) to the cap without a close.
+    monkeypatch.setattr(vocabulary, "MAX_STREAM_EVENTS", 2)
+    answer = post(client, "/api/plans/rel/claim", {}, token_for(make_user("carol")))
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["node"] == "c"
+    assert not Event.objects.filter(session=silent, type="session_close").exists()
 
 
 def test_the_reclaimed_worker_is_fenced_off_and_told_who_took_over(

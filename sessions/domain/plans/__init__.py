@@ -20,6 +20,7 @@ from sessions.domain.plans.graph import (
 )
 from sessions.domain.plans.liveness import (
     Attempt,
+    Handoff,
     Liveness,
     attempts_of,
     claimable_nodes,
@@ -81,6 +82,7 @@ __all__ = [
     "Attempt",
     "Graph",
     "GraphError",
+    "Handoff",
     "Handoffs",
     "Liveness",
     "Node",

@@ -15,6 +15,7 @@ from sessions.domain.plans.states import (
     ready_order,
 )
 from sessions.domain.projections import is_lapsed
+from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ACTIVE,
     DONE,
@@ -29,13 +30,24 @@ class Liveness(NamedTuple):
     last_activity: datetime
 
 
+class Handoff(NamedTuple):
+    """What a closed session leaves for whoever works its node next."""
+
+    note: str | None  # its next action: why it ended (a reclaim's own words)
+    progress: str | None  # its latest progress note: what it was doing
+    # The people's messages its worker never acknowledged, oldest first (the latest
+    # MAX_BLOCKERS_SHOWN): words meant for whoever works the node reach the next worker.
+    messages: tuple[EventRecord, ...] = ()
+
+
 class Attempt(NamedTuple):
     """A node's latest closed session: the handoff the next worker reads."""
 
     session: str
     outcome: str
-    note: str | None  # its next action: why it ended (a reclaim's own words)
-    progress: str | None  # its latest progress note: what it was doing
+    note: str | None
+    progress: str | None
+    messages: tuple[EventRecord, ...] = ()
 
 
 def unclosed_by_node(sessions: Iterable[NodeSession]) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ from datetime import datetime
 from sessions.domain.plans.graph import Graph, graph_of, topological
 from sessions.domain.plans.liveness import (
     Attempt,
+    Handoff,
     Liveness,
     attempts_of,
     claimable_nodes,
@@ -79,9 +80,8 @@ def topological_keys(view: "PlanView") -> list[str]:
     return topological({node.key: node.needs for node in view.nodes})
 
 
-# What a node's latest closed session left for the next worker: (next action, progress
-# note), by session id.
-Handoffs = dict[str, tuple[str | None, str | None]]
+# What each node's latest closed session left for the next worker, by session id.
+Handoffs = dict[str, Handoff]
 
 
 def plan_view(
@@ -167,5 +167,5 @@ def attempt_of(session: NodeSession | None, handoffs: Handoffs) -> Attempt | Non
     """A node's latest closed session as its last attempt, with its handoff, or None."""
     if session is None:
         return None
-    note, progress = handoffs.get(session.session, (None, None))
-    return Attempt(session.session, session.outcome, note, progress)
+    left = handoffs.get(session.session) or Handoff(None, None)
+    return Attempt(session.session, session.outcome, left.note, left.progress, left.messages)
