@@ -154,8 +154,16 @@ def session_events(session_id, owner, count, start, closed=False):
     return rows
 
 
-def seed(open_sessions, closed_sessions=0, events_per_open=20, events_per_closed=5, prefix=""):
-    """Insert open and closed sessions in bulk (inserts only, like every write)."""
+def seed(
+    open_sessions,
+    closed_sessions=0,
+    events_per_open=20,
+    events_per_closed=5,
+    prefix="",
+    settle=True,
+):
+    """Insert open and closed sessions in bulk (inserts only, like every write); then, with
+    `settle`, gather statistics as autovacuum would."""
     from sessions.models import Event
 
     batch = []
@@ -176,7 +184,8 @@ def seed(open_sessions, closed_sessions=0, events_per_open=20, events_per_closed
         if len(batch) >= 50_000:
             flush()
     flush()
-    settle_after_bulk_load()
+    if settle:
+        settle_after_bulk_load()
 
 
 def settle_after_bulk_load():

@@ -144,10 +144,16 @@ else:
     # reader (`sessions.store.feed.SafePosition`): the server ends one of the app's after
     # this long idle.
     idle_ms = env_int("IDLE_TRANSACTION_SECONDS", 60) * 1000
+    # No statement runs on after its request was given up on, holding a thread and a
+    # connection: past this the server stops it, and the request answers 503 saying so
+    # (`sessions.store.connections.StatementTimedOut`). 0 turns it off (a long
+    # maintenance task run by hand).
+    statement_ms = env_int("STATEMENT_TIMEOUT_SECONDS", 10) * 1000
     given = DATABASES["default"]["OPTIONS"].get("options", "")
     DATABASES["default"]["OPTIONS"]["options"] = (
-        f"{given} -c idle_in_transaction_session_timeout={idle_ms}".strip()
-    )
+        f"{given} -c idle_in_transaction_session_timeout={idle_ms}"
+        f" -c statement_timeout={statement_ms}"
+    ).strip()
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -65,11 +65,12 @@ def server_key(request: HttpRequest, prefix: str) -> str:
 
 
 def retrying_else(
-    unavailable: Callable[[HttpRequest], HttpResponse],
+    unavailable: Callable[[HttpRequest, DatabaseUnavailable], HttpResponse],
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """A decorator: the view run again on a new connection when it loses its own
-    (`retrying`), and `unavailable(request)` when the database stays
-    away. Every surface's views go through it, each with its own way of saying so."""
+    (`retrying`), and `unavailable(request, fault)` when the database stays away or
+    stopped a statement that ran too long. Every surface's views go through it, each
+    with its own way of saying so."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         retried = retrying(view)
@@ -78,8 +79,8 @@ def retrying_else(
         def run(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
             try:
                 return retried(request, *args, **kwargs)
-            except DatabaseUnavailable:
-                return unavailable(request)
+            except DatabaseUnavailable as fault:
+                return unavailable(request, fault)
 
         return run
 

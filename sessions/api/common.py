@@ -197,8 +197,10 @@ for lost in connections.LOST_CONNECTION:
 # Runs a whole API request (authentication included) once more after a lost database
 # connection; 503 when the database stays unreachable.
 retried = retrying_else(
-    lambda request: error_response(
-        503, "unavailable", "The database is unreachable; try again shortly."
+    lambda request, fault: error_response(
+        503,
+        "statement_timeout" if isinstance(fault, connections.StatementTimedOut) else "unavailable",
+        fault.detail,
     )
 )
 

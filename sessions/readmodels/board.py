@@ -131,4 +131,32 @@ def listing(
     `at`) with `limits` (default: the settings')."""
     now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
+    if attention and at is None:
+        found = _needing_attention_now(owner, text, status, stale, now, limits)
+        return found[offset:] if limit is None else found[offset : offset + limit]
     return store.listing(owner, text, status, stale, attention, now, limits, at, offset, limit)
+
+
+def _needing_attention_now(
+    owner: str | None,
+    text: str | None,
+    status: str | None,
+    stale: bool | None,
+    now: datetime,
+    limits: projections.Thresholds,
+) -> list[str]:
+    """The sessions needing attention at `now`, longest overdue first: only open sessions
+    can, and the open-sessions model names them, so the answer costs the open sessions,
+    never the closed history (on PostgreSQL the walk over every stream's tail cost
+    seconds at a few hundred thousand events)."""
+    rows = board_rows(owner, text, closed_since=now)
+    if status is not None:
+        rows = [row for row in rows if row.status == status]
+    if stale is not None:
+        quiet_before = now - limits.stale
+        rows = [
+            row
+            for row in rows
+            if (row.status == vocabulary.ACTIVE and row.last_at < quiet_before) == stale
+        ]
+    return [session_id for session_id, _ in needing_attention(rows, now, limits)]

@@ -22,6 +22,26 @@ T = TypeVar("T")
 class DatabaseUnavailable(Exception):
     """The database could not be reached, on every attempt."""
 
+    detail = "The database is unreachable; try again shortly."
+
+
+class StatementTimedOut(DatabaseUnavailable):
+    """A statement ran past `STATEMENT_TIMEOUT_SECONDS` and the database stopped it (run
+    again, it would only wait as long again)."""
+
+    detail = (
+        "The database stopped this request: it ran longer than the server allows "
+        "(STATEMENT_TIMEOUT_SECONDS). Nothing was written; try again, or ask for less."
+    )
+
+
+# PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout.
+_QUERY_CANCELED = "57014"
+
+
+def _timed_out(fault: Exception) -> bool:
+    return getattr(fault.__cause__, "sqlstate", None) == _QUERY_CANCELED
+
 
 # What a lost connection raises: the API's handlers name these to pass them on.
 LOST_CONNECTION = (OperationalError, InterfaceError)
@@ -40,9 +60,11 @@ def again_on_lost_connection(call: Callable[[], T]) -> T:
             time.sleep(pause)
         try:
             return call()
-        except LOST_CONNECTION:
+        except LOST_CONNECTION as fault:
             if connection.in_atomic_block:
                 raise  # an outer transaction is lost: only its owner can start over
+            if _timed_out(fault):
+                raise StatementTimedOut from fault
             connection.close()
     raise DatabaseUnavailable
 

@@ -13,20 +13,27 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sessions.http import retrying_else
+from sessions.store.connections import DatabaseUnavailable
 
 # Never shown back: the form's own token is made anew for the page.
 _NOT_ECHOED = {"csrfmiddlewaretoken"}
 
 
-def unreachable(request: HttpRequest) -> HttpResponse:
-    """503: the database is unreachable, nothing was saved; a post is shown again."""
+def unreachable(request: HttpRequest, fault: DatabaseUnavailable) -> HttpResponse:
+    """503: the database is unreachable (or stopped a request that ran too long),
+    nothing was saved; a post is shown again."""
     sent = [
         (name, value)
         for name, values in request.POST.lists()
         if name not in _NOT_ECHOED
         for value in values
     ]
-    context = {"sent": sent, "action": request.get_full_path(), "post": request.method == "POST"}
+    context = {
+        "sent": sent,
+        "action": request.get_full_path(),
+        "post": request.method == "POST",
+        "detail": fault.detail,
+    }
     return render(request, "sessions/unreachable.html", context, status=503)
 
 

@@ -3,8 +3,10 @@ every error code each answers."""
 
 import time
 import urllib.parse
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from sessions.domain.vocabulary import BLOCK, START
 from sessions.models import Event
@@ -253,3 +255,19 @@ def test_the_list_is_paginated_with_a_next_link(api, alice_token, several):
 @pytest.mark.parametrize("query", ["?status=paused", "?stale=maybe", "?page=0", "?page_size=1000"])
 def test_bad_list_parameters_are_400(api, alice_token, query):
     assert_error(api("GET", f"/api/sessions{query}", token=alice_token), 400, "invalid")
+
+
+def test_the_attention_list_is_longest_overdue_first_and_holds_only_those_needing_one(
+    api, alice, alice_token
+):
+    now = timezone.now()
+    # Stale for 40 minutes (10 past the 30-minute threshold), last active most recently.
+    append_event("quiet", START, {"title": "Quiet"}, user=alice, now=now - timedelta(minutes=40))
+    # Blocked for 10 hours: 6 past the 4-hour threshold.
+    append_event("waiting", START, {"title": "Waiting"}, user=alice, now=now - timedelta(hours=11))
+    append_event("waiting", BLOCK, {"reason": "r"}, user=alice, now=now - timedelta(hours=10))
+    append_event("busy", START, {"title": "Busy"}, user=alice, now=now)
+    listed = api("GET", "/api/sessions?attention=true", token=alice_token).json()["items"]
+    assert [view["id"] for view in listed] == ["waiting", "quiet"]
+    status = api("GET", "/api/sessions?attention=true&status=active", token=alice_token).json()
+    assert [view["id"] for view in status["items"]] == ["quiet"]

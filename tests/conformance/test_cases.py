@@ -126,6 +126,15 @@ def test_last_activity_is_the_last_event_that_is_not_a_message(version, session_
     assert projections.last_activity(events) == want
 
 
+def stated_part(found, wanted):
+    """What `found` says of the fields `wanted` states, at every depth: a later version
+    adds fields (v4 adds `messages` to a node's `last_attempt`) that an earlier case
+    does not state."""
+    if isinstance(found, dict) and isinstance(wanted, dict):
+        return {name: stated_part(found.get(name), value) for name, value in wanted.items()}
+    return found
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("version", "plan_id"), PLANS, ids=str)
 def test_each_plan_reads_through_the_api_at_the_cases_now(version, plan_id, reader, imported):
@@ -138,7 +147,7 @@ def test_each_plan_reads_through_the_api_at_the_cases_now(version, plan_id, read
     assert [node["key"] for node in plan["nodes"]] == want["node_order"]
     for node in plan["nodes"]:
         wanted = want["nodes"][node["key"]]
-        assert {name: node[name] for name in wanted} == wanted, node["key"]
+        assert stated_part(node, wanted) == wanted, node["key"]
     if "claimable" in want:
         assert plan_facts(plan, now)["claimable"] == want["claimable"]
     log = reader(f"/api/plans/{plan_id}/events.jsonl")

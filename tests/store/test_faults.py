@@ -185,3 +185,32 @@ def test_dropped_database_connections_mid_load_give_no_5xx_and_no_half_writes(
     assert failures == 0
     assert len(acknowledged) == CLIENTS * APPENDS_PER_CLIENT
     assert_stored_exactly_once_and_whole(acknowledged, "pg")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statement_timeout")
+def test_a_request_that_runs_past_the_statement_timeout_answers_503_saying_so(
+    database_url, agent_token
+):
+    """A request whose statement cannot finish (here: it waits on a lock another
+    connection holds) is stopped by the server at STATEMENT_TIMEOUT_SECONDS and answers
+    a clear 503 at once, instead of running on after its client gave up."""
+    server = Gunicorn(database_url)
+    server.env["STATEMENT_TIMEOUT_SECONDS"] = "1"
+    server.start()
+    try:
+        body = {"id": "s1", "title": "Ship"}
+        assert (
+            http_request(server.url, "POST", "/api/sessions", body, token=agent_token).status == 201
+        )
+        with psycopg.connect(database_url) as holder:
+            holder.execute("LOCK TABLE tower_event IN ACCESS EXCLUSIVE MODE")
+            began = time.monotonic()
+            answer = http_request(server.url, "GET", "/api/sessions/s1", token=agent_token)
+            took = time.monotonic() - began
+        assert answer.status == 503
+        assert answer.json()["error"] == "statement_timeout"
+        assert "STATEMENT_TIMEOUT_SECONDS" in answer.json()["detail"]
+        assert took < 5  # once, not retried as a lost connection would be
+        assert http_request(server.url, "GET", "/api/sessions/s1", token=agent_token).status == 200
+    finally:
+        server.stop()

@@ -45,7 +45,7 @@ def test_a_database_that_stays_away_gets_a_503_saying_nothing_was_saved(alice_cl
     answer = alice_client.post("/sessions/start", {"title": "Write <the> docs"})
     page = answer.content.decode()
     assert answer.status_code == 503
-    assert "The database is unreachable: nothing was saved." in page
+    assert "The database is unreachable; try again shortly. Nothing was saved." in page
     assert "Write &lt;the&gt; docs</textarea>" in page
     assert 'action="/sessions/start"' in page
     monkeypatch.undo()
