@@ -194,8 +194,8 @@ class Hook:
         if not fresh:
             return None
         self.remember(handed_seq=max(m["seq"] for m in fresh), last_heartbeat=time.time())
+        # No note: the card keeps saying what the agent does, not that it read a message.
         ack = {"type": "session_progress", "expected_seq": view["seq"]}
-        ack["note"] = f"read {len(fresh)} message(s)"
         try:
             answer = self.tower.request(
                 "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()

@@ -237,6 +237,17 @@ def test_pre_tool_use_hands_a_message_over_before_the_tool_runs(hook, alice, liv
     assert hook("PreToolUse") is None  # handed over once
 
 
+def test_handing_a_message_over_leaves_what_the_agent_is_doing_on_the_card(
+    hook, alice, live_server, token
+):
+    hook("SessionStart")
+    hook("PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"})
+    person_writes(alice, "use the staging keys")
+    hook("PreToolUse")
+    assert progress_note(live_server, token) == "Bash: pytest -q"
+    assert view(live_server, token)["message_count"] == 0
+
+
 def test_pre_tool_use_with_nothing_waiting_says_nothing_and_appends_nothing(hook):
     hook("SessionStart")
     assert hook("PreToolUse") is None
