@@ -64,11 +64,23 @@ def policy_violations():
     assert not found, f"Content-Security-Policy violations: {found}"
 
 
+# Every refusal the policy makes is a `securitypolicyviolation` event, whatever Chromium
+# prints for it (its console wording changes between versions): each is said on the
+# console in words the listener below knows.
+REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  console.error("Content Security Policy violation: " + event.violatedDirective + " "
+    + (event.blockedURI || "") + " " + (event.sample || ""));
+});
+"""
+
+
 def watched(page, violations):
     def on_console(message):
-        if "Content Security Policy" in message.text:
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
             violations.append(message.text)
 
+    page.add_init_script(REPORT_VIOLATIONS)
     page.on("console", on_console)
     return page
 

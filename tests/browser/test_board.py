@@ -236,3 +236,16 @@ def test_the_board_waits_while_someone_writes_in_a_form_and_refreshes_after(
     expect(action.get_by_label("Reason")).to_have_value("half a thought")
     page.keyboard.press("Escape")
     expect(card(page, "Arrived meanwhile")).to_have_count(1)
+
+
+def test_under_make_runs_debug_a_refused_form_stays_on_the_card_and_the_page_stays(
+    page_as, alice, alices_session, settings
+):
+    # `make run` serves with DEBUG on: the page must behave as in production, where a
+    # refusal (a 400 carrying the form with its error) swaps into the card.
+    settings.DEBUG = True
+    page = page_as(alice)
+    act_on_card(page, alices_session, "Block", Reason="   ")
+    expect(card(page, alices_session).locator(".error")).to_contain_text("required")
+    expect(page).to_have_title("Board · Control Tower")
+    expect(page.get_by_role("heading", name=re.compile("^Active"))).to_be_visible()
