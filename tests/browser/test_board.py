@@ -249,3 +249,12 @@ def test_under_make_runs_debug_a_refused_form_stays_on_the_card_and_the_page_sta
     expect(card(page, alices_session).locator(".error")).to_contain_text("required")
     expect(page).to_have_title("Board · Control Tower")
     expect(page.get_by_role("heading", name=re.compile("^Active"))).to_be_visible()
+
+
+def test_a_blocked_card_says_its_reason_once(page_as, alice, alices_session):
+    append_event("s1", BLOCK, {"reason": "waiting for the staging DB"}, user=alice)
+    page = page_as(alice)
+    blocked = card(column(page, "blocked"), alices_session)
+    expect(blocked.locator(".blockers")).to_contain_text("waiting for the staging DB")
+    expect(blocked.get_by_text("waiting for the staging DB")).to_have_count(1)
+    expect(blocked.locator(".next")).to_have_count(0)
