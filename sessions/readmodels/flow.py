@@ -1,6 +1,6 @@
 """The flow metrics of a window, folded in SQL (`store.flow_folds`)."""
 
-from datetime import datetime
+from datetime import UTC, date, datetime
 
 from sessions import store
 from sessions.domain import metrics as flow_metrics
@@ -14,3 +14,9 @@ def metrics(since: datetime, until: datetime) -> dict:
     return flow_metrics.metrics_from_folds(
         since, until, closed, changes, store.closed_before(since)
     )
+
+
+def first_day() -> date | None:
+    """The first UTC day with an event, or None for an empty tower."""
+    moment = store.first_moment()
+    return moment.astimezone(UTC).date() if moment is not None else None

@@ -41,6 +41,11 @@ def whole_days(first: date, last: date) -> tuple[datetime, datetime]:
     return datetime.combine(first, midnight), datetime.combine(last, midnight) + timedelta(days=1)
 
 
-def default_days(today: date) -> tuple[date, date]:
-    """The default window as whole days: the last DEFAULT_DAYS, today included."""
-    return today - timedelta(days=DEFAULT_DAYS - 1), today
+def default_days(today: date, first_with_data: date | None = None) -> tuple[date, date]:
+    """The default window as whole days: the last DEFAULT_DAYS, today included, but
+    starting no earlier than the first day with data (a new team's first days are not
+    two weeks of empty charts)."""
+    since = today - timedelta(days=DEFAULT_DAYS - 1)
+    if first_with_data is not None and since < first_with_data <= today:
+        since = first_with_data
+    return since, today

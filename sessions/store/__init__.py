@@ -25,7 +25,7 @@ Django's.
 
 from sessions.store.board import board_rows, board_rows_as_of, listing, newest_position
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
-from sessions.store.flow import closed_before, flow_folds
+from sessions.store.flow import closed_before, first_moment, flow_folds
 from sessions.store.plan_rows import (
     handoffs_of,
     liveness_of,
@@ -78,6 +78,7 @@ __all__ = [
     "event_position",
     "events_page",
     "every_stream",
+    "first_moment",
     "flow_folds",
     "handoffs_of",
     "has_acted",

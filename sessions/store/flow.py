@@ -16,6 +16,8 @@ from sessions.store.database import (
     likely,
     microseconds_of,
     moment_param,
+    moment_read,
+    run_prepared,
 )
 from sessions.store.streams import TRANSITION
 
@@ -239,3 +241,13 @@ def closed_before(moment: datetime) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_CLOSED_BEFORE, [moment_param(moment)])
         return cursor.fetchone()[0]
+
+
+# The first event's time, off the timestamp index (one probe).
+_FIRST_MOMENT = f"SELECT timestamp FROM {TABLE} ORDER BY timestamp, id LIMIT 1"
+
+
+def first_moment() -> datetime | None:
+    """When the first event happened, or None for an empty tower."""
+    rows = run_prepared(_FIRST_MOMENT, [])
+    return moment_read(rows[0][0]) if rows else None

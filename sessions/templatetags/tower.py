@@ -62,10 +62,10 @@ def from_block(moment):
 def next_besides_blockers(view):
     """The next action a card shows apart from its blockers: none when it is an open
     block's reason, already said as the blocker (DESIGN.md, Surfaces: said once)."""
-    if view.next_action and view.next_action_block is not None:
-        if any(block.reason == view.next_action for block in view.blockers):
-            return None
-    return view.next_action
+    said_as_blocker = view.next_action_block is not None and any(
+        block.reason == view.next_action for block in view.blockers
+    )
+    return None if said_as_blocker else view.next_action
 
 
 @register.filter

@@ -2,7 +2,7 @@
 on the session page, and the metrics charts (drawn, readable as tables, no console
 errors)."""
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.utils import timezone
@@ -103,3 +103,28 @@ def test_the_board_as_of_a_moment_is_read_only_and_shareable(page_as, alice, stu
     expect(card.locator("details.act")).to_have_count(0)
     page.get_by_role("link", name="Back to now").click()
     expect(page.locator(".card", has_text="Migrate billing")).to_have_class("card status-blocked")
+
+
+def test_the_metrics_window_reads_as_dates_from_the_first_day_with_data(page_as, alice, stuck):
+    # The tower's first event is 9 hours old: the default window starts on its day,
+    # not 13 empty days before it.
+    first = (timezone.now() - timedelta(hours=9)).astimezone(UTC).date()
+    page = page_as(alice, "/metrics/")
+    window = page.locator("p.meta").first
+    expect(window).to_contain_text(f"From {first.day} {first:%B %Y} to")
+    expect(window).not_to_contain_text("T00:00:00")
+    expect(page.get_by_label("From")).to_have_value(first.isoformat())
+
+
+def test_every_key_of_every_metrics_legend_has_its_colour(page_as, alice):
+    page = page_as(alice, "/metrics/")
+    keys = page.locator(".legend .key")
+    expect(keys.first).to_be_visible()
+    colours = keys.evaluate_all(
+        "keys => keys.map(k => [k.className, getComputedStyle(k).backgroundColor])"
+    )
+    assert {name for name, _ in colours} >= {"key outcome-lapsed"}
+    transparent = [
+        name for name, colour in colours if colour in ("rgba(0, 0, 0, 0)", "transparent")
+    ]
+    assert transparent == []

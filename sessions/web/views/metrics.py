@@ -22,7 +22,8 @@ from sessions.web.pages import (
 @page("metrics/", "metrics")
 def metrics_page(request):
     today = timezone.now().astimezone(UTC).date()
-    initial = dict(zip(("since", "until"), metrics_window.default_days(today), strict=True))
+    default = metrics_window.default_days(today, flow_model.first_day())
+    initial = dict(zip(("since", "until"), default, strict=True))
     form = MetricsWindowForm(request.GET or initial)
     valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
     window = form.cleaned_data if valid else initial
@@ -32,6 +33,8 @@ def metrics_page(request):
     context = {
         "form": form,
         "found": found,
+        "first_day": window["since"],
+        "last_day": window["until"],
         "days": days,
         "throughput_chart": charts.throughput(days, found["throughput"]),
         "flow_chart": charts.flow(days, found["flow"]),
