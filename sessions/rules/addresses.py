@@ -93,9 +93,12 @@ def url_refusal(url: str) -> str | None:
     for address in addresses:
         why = refusal(address, allowed)
         if why:
+            network = f"{address}/{address.max_prefixlen}"
             return (
                 f"Webhooks may not point inside the server's network: {parts.hostname} → {why}."
-                " An operator can allow an internal receiver with WEBHOOK_ALLOWED_NETWORKS."
+                " To allow this receiver, start the tower with WEBHOOK_ALLOWED_NETWORKS set to"
+                f" its network, e.g. WEBHOOK_ALLOWED_NETWORKS={network} make run"
+                " (several networks: comma-separated CIDRs)."
             )
     return None
 

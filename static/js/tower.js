@@ -1,3 +1,16 @@
+// At a phone's width the navigation folds behind a Menu button (the stylesheet hides it
+// only when this script runs: without it, the navigation wraps and stays on screen).
+document.documentElement.classList.add("with-menu");
+document.addEventListener("click", (event) => {
+  const toggle = event.target.closest(".menu-toggle");
+  if (!toggle) return;
+  const nav = document.getElementById(toggle.getAttribute("aria-controls"));
+  const open = !nav.classList.contains("open");
+  nav.classList.toggle("open", open);
+  toggle.setAttribute("aria-expanded", String(open));
+  if (open) { const first = nav.querySelector("a, button"); if (first) first.focus(); }
+});
+
 // Live refresh pauses while the tab is hidden and while someone is writing in a form,
 // so a poll never throws away what they typed. A poll is a request with no triggering
 // event; it is cancelled here rather than by an hx-trigger filter, which htmx would have

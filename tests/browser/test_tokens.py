@@ -46,3 +46,14 @@ def test_the_copy_button_copies_the_new_token(page_as, alice):
     assert (
         page.evaluate("navigator.clipboard.readText()") == page.locator("#new-token").inner_text()
     )
+
+
+def test_the_new_tokens_snippet_names_what_ct_reads(page_as, alice, live_server):
+    page = page_as(alice, "/tokens/")
+    page.get_by_label("Name").fill("ci")
+    page.get_by_role("button", name="Make a token").click()
+    token = page.locator("#new-token").inner_text()
+    snippet = page.locator("#token-env").inner_text()
+    assert f"export CT_URL={live_server.url}\n" in snippet
+    assert f"export CT_TOKEN={token}\n" in snippet
+    assert "TOWER_API" not in page.content()

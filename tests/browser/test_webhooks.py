@@ -43,3 +43,13 @@ def test_a_bad_url_is_refused_on_the_page(page_as, alice):
     page.get_by_role("button", name="Add the webhook").click()
     expect(page.locator(".webhook-form .error")).to_have_text("Enter a valid URL.")
     expect(page.get_by_label("URL")).to_have_value("ftp://files.example/x")
+
+
+def test_a_loopback_receiver_is_refused_with_how_to_allow_it(page_as, alice, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = []  # as under `make run`
+    page = page_as(alice, "/webhooks/")
+    page.get_by_label("URL").fill("http://127.0.0.1:9000/hook")
+    page.get_by_role("button", name="Add the webhook").click()
+    refusal = page.locator(".webhook-form .error")
+    expect(refusal).to_contain_text("127.0.0.1 is loopback")
+    expect(refusal).to_contain_text("WEBHOOK_ALLOWED_NETWORKS=127.0.0.1/32 make run")

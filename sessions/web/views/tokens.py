@@ -45,7 +45,7 @@ def token_list(request):
         "made": made,
         "tokens": tokens.visible_tokens(request.user),
         "now": timezone.now(),
-        "api_url": request.build_absolute_uri("/api"),
+        "tower_url": request.build_absolute_uri("/").rstrip("/"),
         "mcp_config": mcp_client_config(
             request.build_absolute_uri(reverse("mcp")), made[1] if made else "<your token>"
         ),
