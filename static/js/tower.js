@@ -30,6 +30,30 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   }
 });
 
+// A live page whose refresh cannot reach the tower says so at once (the first refresh
+// that fails: within two polls), keeps its last good state greyed, and clears both when
+// the tower answers again.
+function towerIsRefresh(event) {
+  const request = event.detail.requestConfig;
+  return Boolean(request && !request.triggeringEvent && request.verb === "get");
+}
+function towerReached(reached, element) {
+  const notice = document.getElementById("tower-reach");
+  const text = reached ? "" : "Can't reach the tower, retrying…";
+  if (notice && notice.textContent !== text) notice.textContent = text;
+  document.querySelectorAll(".out-of-touch").forEach((e) => e.classList.remove("out-of-touch"));
+  if (!reached && element) element.classList.add("out-of-touch");
+}
+document.addEventListener("htmx:sendError", (event) => {
+  if (towerIsRefresh(event)) towerReached(false, event.detail.elt);
+});
+document.addEventListener("htmx:responseError", (event) => {
+  if (towerIsRefresh(event) && event.detail.xhr.status >= 500) towerReached(false, event.detail.elt);
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  if (event.detail.successful) towerReached(true, null);
+});
+
 // A refresh re-renders the board: keep the Closed column unfolded if it was.
 let towerClosedOpen = false;
 document.addEventListener("htmx:beforeSwap", () => {
@@ -73,13 +97,19 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   const card = event.target.closest && event.target.closest(".card");
   if (card && event.target.matches("form")) towerActedOn = { id: card.id, at: Date.now() };
 });
+// The eye stays there too: the card is scrolled into view with the least movement when
+// it is not (it moved column; htmx gives the new card the focus without scrolling).
 document.addEventListener("htmx:afterSettle", () => {
   if (!towerActedOn || Date.now() - towerActedOn.at > 5000) return;
   const card = document.getElementById(towerActedOn.id);
+  if (!card) return;
   const active = document.activeElement;
-  if (!card || (active && active !== document.body && card.contains(active))) return;
-  const field = card.querySelector("details[open] .error") && card.querySelector("details[open] textarea");
-  (field || card).focus();
+  if (!(active && active !== document.body && card.contains(active))) {
+    const field = card.querySelector("details[open] .error") && card.querySelector("details[open] textarea");
+    (field || card).focus({ preventScroll: true });
+  }
+  const box = card.getBoundingClientRect();
+  if (box.top < 0 || box.bottom > window.innerHeight) card.scrollIntoView({ block: "nearest" });
 });
 
 // "Notify me in this browser": once allowed, the board asks the tower what needs this

@@ -9,6 +9,7 @@ from sessions.domain.vocabulary import BLOCK, REVIEW, START
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.browser.conftest import ARTIFACTS, card, column
+from tests.support.logs import import_demo_moved_to_now
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -258,3 +259,55 @@ def test_a_blocked_card_says_its_reason_once(page_as, alice, alices_session):
     expect(blocked.locator(".blockers")).to_contain_text("waiting for the staging DB")
     expect(blocked.get_by_text("waiting for the staging DB")).to_have_count(1)
     expect(blocked.locator(".next")).to_have_count(0)
+
+
+def test_a_board_that_cannot_reach_the_tower_says_so_and_clears_when_it_can(
+    page_as, alice, alices_session
+):
+    page = page_as(alice)
+    notice = page.locator("#tower-reach")
+    expect(notice).to_be_hidden()
+    # The tower goes away: every refresh's connection is refused.
+    page.route("**/?*since=*", lambda route: route.abort("connectionrefused"))
+    expect(notice).to_have_text("Can't reach the tower, retrying…", timeout=2500)  # two polls
+    expect(notice).to_have_attribute("role", "status")
+    expect(page.locator("#board.out-of-touch")).to_have_count(1)
+    expect(card(page, alices_session)).to_be_visible()  # the last good board stays
+    page.unroute("**/?*since=*")
+    expect(notice).to_be_hidden(timeout=2500)
+    expect(page.locator(".out-of-touch")).to_have_count(0)
+
+
+def test_a_tower_answering_503_is_said_to_be_out_of_reach_too(page_as, alice, alices_session):
+    page = page_as(alice)
+    page.route(
+        "**/?*since=*",
+        lambda route: route.fulfill(status=503, body="database away", content_type="text/plain"),
+    )
+    expect(page.locator("#tower-reach")).to_have_text("Can't reach the tower, retrying…")
+
+
+def in_view(page, locator):
+    box = locator.bounding_box()
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= page.viewport_size["height"]
+    )
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_after_an_action_the_card_stays_in_view_even_when_it_moves_column(
+    page_as, make_user, width
+):
+    import_demo_moved_to_now(verbosity=0)
+    page = page_as(make_user("lead", act_on_any=True), "/", width=width)
+    blocked = page.locator(".column.status-blocked .card").first
+    session = blocked.get_attribute("data-session")
+    blocked.scroll_into_view_if_needed()
+    blocked.locator("summary", has_text=re.compile("^Unblock$")).click()
+    blocked.locator("details[open] button[type=submit]").click()
+    moved = page.locator(f'.column.status-active .card[data-session="{session}"]')
+    expect(moved).to_be_visible()
+    page.wait_for_timeout(1500)  # the board's refresh after the action, and a poll
+    assert in_view(page, moved), (page.evaluate("scrollY"), moved.bounding_box())
