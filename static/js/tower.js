@@ -163,9 +163,20 @@ document.addEventListener("htmx:afterSettle", () => {
 // pans: the buttons; + − and 0 on the focused frame (the arrow keys scroll it); dragging.
 // The zoom and the view are kept across live refreshes. A node's full title and state
 // show under the graph on hover and focus.
+// It opens at a readable size (at least half size: on a phone, fitting a 40-node plan
+// made it a quarter size), panning from there, with Fit one tap away; a person's choice
+// (Fit, or a zoom) is kept per plan in this browser.
 (function towerGraph() {
-  const MIN = 0.1, MAX = 2, STEP = 1.25;
-  let zoom = null, view = null;  // zoom: null (fitted) or a scale
+  const MIN = 0.1, MAX = 2, STEP = 1.25, READABLE = 0.5;
+  let zoom, view = null;  // zoom: null (fitted) or a scale; undefined until the first draw
+  const choiceKey = (graph) => "towerGraphZoom:" + graph.dataset.plan;
+  function chosen(graph) {
+    const kept = localStorage.getItem(choiceKey(graph));
+    if (kept === "fit") return null;
+    if (kept && Number(kept) > 0) return Math.min(MAX, Math.max(MIN, Number(kept)));
+    const whole = Math.min(1, graph.clientWidth / Number(graph.dataset.width));
+    return whole < READABLE ? READABLE : null;
+  }
   const frame = () => document.getElementById("plan-graph");
   // Fitted, the stylesheet sizes the graph (max-width: 100%), so that nothing is laid
   // out twice (a 500-node graph's second layout cost Chromium 250 ms); a scale is set
@@ -173,7 +184,7 @@ document.addEventListener("htmx:afterSettle", () => {
   function show(graph) {
     const svg = graph.querySelector("svg"), natural = Number(graph.dataset.width);
     const whole = Math.min(1, graph.clientWidth / natural);
-    const scale = zoom === null ? whole : zoom;
+    const scale = zoom == null ? whole : zoom;
     const sized = scale === whole ? "" : natural * scale + "px";
     if (svg.style.width !== sized) {
       svg.style.width = sized;
@@ -189,6 +200,7 @@ document.addEventListener("htmx:afterSettle", () => {
     const graph = frame();
     if (!graph || graph.dataset.scale) return;
     graph.previousElementSibling.hidden = false;
+    if (zoom === undefined) zoom = chosen(graph);
     show(graph);
     if (view) { graph.scrollLeft = view.left; graph.scrollTop = view.top; }
   }
@@ -199,6 +211,7 @@ document.addEventListener("htmx:afterSettle", () => {
     if (how === "fit") zoom = null;
     else if (how === "actual") zoom = 1;
     else zoom = Math.min(MAX, Math.max(MIN, how === "in" ? now * STEP : now / STEP));
+    localStorage.setItem(choiceKey(graph), zoom === null ? "fit" : String(zoom));
     show(graph);
   }
   document.addEventListener("DOMContentLoaded", setUp);

@@ -158,3 +158,30 @@ def test_without_javascript_the_graph_is_drawn_and_fitted_with_no_dead_buttons(p
     expect(page.locator("g.node")).to_have_count(100)
     expect(page.locator(".graph-tools")).to_be_hidden()
     assert overflow(page) == 0  # the stylesheet fits it
+
+
+PHONE = 390
+
+
+@pytest.mark.parametrize("count", [5, 40])
+def test_on_a_phone_the_graph_opens_at_a_readable_size_with_fit_one_tap_away(
+    page_as, alice, count
+):
+    columns_plan(alice, f"phone{count}", count, min(count, 7))
+    page = page_as(alice, f"/plans/phone{count}/", width=PHONE)
+    expect(frame(page)).to_have_attribute("data-scale", "0.500")
+    assert overflow(page) > 0  # it pans from there
+    page.get_by_role("button", name="Fit").click()
+    assert scale(page) < 0.5 and overflow(page) == 0
+
+
+def test_the_graphs_zoom_choice_is_kept_per_plan(page_as, alice):
+    columns_plan(alice, "kept-fit", 40, 7)
+    columns_plan(alice, "other", 40, 7)
+    page = page_as(alice, "/plans/kept-fit/", width=PHONE)
+    page.get_by_role("button", name="Fit").click()
+    fitted = scale(page)
+    page.reload()
+    expect(frame(page)).to_have_attribute("data-scale", f"{fitted:.3f}")
+    page.goto(page.url.replace("/kept-fit/", "/other/"))
+    expect(frame(page)).to_have_attribute("data-scale", "0.500")  # another plan: its own
