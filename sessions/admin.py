@@ -4,9 +4,15 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.utils import timezone
+from django.utils.html import format_html
 
 from sessions.models import ApiToken, Event
 from sessions.rules import identity
+
+# Control Tower's audit trail, by its own name (the templates/admin/base_site.html header).
+admin.site.site_header = "Control Tower · audit"
+admin.site.site_title = "Control Tower audit"
+admin.site.index_title = "The audit trail, users and tokens"
 
 
 @admin.register(Event)
@@ -19,9 +25,13 @@ class EventAdmin(admin.ModelAdmin):
     list_per_page = 100
     show_full_result_count = False
 
+    class Media:
+        css = {"all": ["css/audit.css"]}
+
     @admin.display(description="note / reason")
     def note_or_reason(self, event):
-        return event.reason if event.reason is not None else (event.note or event.title or "")
+        text = event.reason if event.reason is not None else (event.note or event.title or "")
+        return format_html('<span class="audit-text">{}</span>', text)
 
     # An audit view: nobody, superusers included, may add, change or delete events.
     def has_add_permission(self, request):

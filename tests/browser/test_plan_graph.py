@@ -164,9 +164,7 @@ PHONE = 390
 
 
 @pytest.mark.parametrize("count", [5, 40])
-def test_on_a_phone_the_graph_opens_at_a_readable_size_with_fit_one_tap_away(
-    page_as, alice, count
-):
+def test_on_a_phone_the_graph_opens_at_a_readable_size_with_fit_one_tap_away(page_as, alice, count):
     columns_plan(alice, f"phone{count}", count, min(count, 7))
     page = page_as(alice, f"/plans/phone{count}/", width=PHONE)
     expect(frame(page)).to_have_attribute("data-scale", "0.500")
