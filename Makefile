@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 PG_URL ?= postgres://postgres@127.0.0.1:5432/controltower
-# `make run` is local use: debug on, so no secret key is needed.
+# `make run` is local use: debug on, so no secret key is needed. PORT=8123 serves elsewhere
+# (a shared machine).
 RUN_ENV := DEBUG=1
+PORT ?= 8000
 
 .PHONY: run test test-sqlite test-postgres test-browser lint bench clean demo token agents
 
@@ -28,7 +30,7 @@ run: $(VENV)/.run-installed
 	@# The webhook worker runs beside the web server and stops with it (Ctrl-C stops both).
 	$(RUN_ENV) $(PY) manage.py deliver & deliverer=$$!; \
 	trap 'kill $$deliverer 2>/dev/null' EXIT; \
-	$(RUN_ENV) $(VENV)/bin/gunicorn controltower.wsgi --bind 127.0.0.1:8000 --workers 2 --threads 4 --access-logfile -
+	$(RUN_ENV) $(VENV)/bin/gunicorn controltower.wsgi --bind 127.0.0.1:$(PORT) --workers 2 --threads 4 --access-logfile -
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
