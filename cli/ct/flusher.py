@@ -57,13 +57,18 @@ def waits() -> list[float]:
 
 
 def flush_until_empty(tower: Tower, spool: files.Spool) -> bool:
-    """Try, wait, try again, until the spool is empty (True) or a day has gone (False)."""
-    for wait in waits():
+    """Try, wait, try again, until the spool is empty (True) or a day has gone (False).
+    Each try that leaves events behind says so in the hook log."""
+    from ct.claude_code import log
+
+    for attempt, wait in enumerate(waits(), start=1):
         time.sleep(wait)
         if not spool.pending():
             return True
         if spooling.flush(tower, spool, time.monotonic() + TRY_SECONDS):
             return True
+        log(f"background flush: try {attempt} left events in the spool ({tower.url})")
+    log("background flush: gave up after a day; the next ct call sends the spool")
     return not spool.pending()
 
 

@@ -220,12 +220,13 @@ def test_a_hook_that_leaves_events_spooled_starts_one_flusher_that_sends_them_an
     assert len(spooled(env)) == 2
     assert len(flushers()) == 1  # one per user, however many hooks spooled
     with Relay(port, urlsplit(live_server.url).port):  # the tower is back
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 40  # its tries: after 2, 6, 14 and 30 s
         while (types_of() != [START, "session_block"] or flushers()) and (
             time.monotonic() < deadline
         ):
             time.sleep(0.2)
-    assert types_of() == [START, "session_block"]
+    log = f"{state(env)}/hook.log"
+    assert types_of() == [START, "session_block"], open(log).read() if os.path.exists(log) else ""
     assert spooled(env) == []
     assert flushers() == []  # it exits once the spool is empty
 
