@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -225,8 +226,8 @@ def test_a_hook_that_leaves_events_spooled_starts_one_flusher_that_sends_them_an
             time.monotonic() < deadline
         ):
             time.sleep(0.2)
-    log = f"{state(env)}/hook.log"
-    assert types_of() == [START, "session_block"], open(log).read() if os.path.exists(log) else ""
+    log = Path(f"{state(env)}/hook.log")
+    assert types_of() == [START, "session_block"], log.read_text() if log.exists() else ""
     assert spooled(env) == []
     assert flushers() == []  # it exits once the spool is empty
 
