@@ -212,6 +212,13 @@ WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS")
 # past which a lapsed one is no longer reclaimed.
 LEASE_MINUTES = env_int("LEASE_MINUTES", 30)
 MAX_ATTEMPTS = env_int("MAX_ATTEMPTS", 3)
+# Where the work lands (DESIGN.md, v4): the secret of the repository's (or GitHub App's)
+# webhook — without it /integrations/github answers 404 — and the user its deliveries
+# append as (made on first use, never able to sign in).
+GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")
+GITHUB_ACTOR = os.environ.get("GITHUB_ACTOR") or "github"
+# Branches many work on at once: two sessions there are not duplicate work.
+SHARED_BRANCHES = env_list("SHARED_BRANCHES", "main,master,trunk,develop")
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

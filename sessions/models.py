@@ -52,6 +52,17 @@ class Event(models.Model):
     # A plan event's liveness settings: its lease (minutes) and its cap on attempts.
     lease = models.PositiveIntegerField(null=True, blank=True)
     max_attempts = models.PositiveIntegerField(null=True, blank=True)
+    # A session_work's report of where the work lands. Its `commit` and `check` are SQL
+    # keywords (and `check` a model method): their fields and columns are named apart
+    # (`store.database.COLUMN_OF`).
+    repo = models.CharField(max_length=vocabulary.REPO_MAX, null=True, blank=True)
+    branch = models.CharField(max_length=vocabulary.BRANCH_MAX, null=True, blank=True)
+    commit_sha = models.CharField(max_length=40, null=True, blank=True)
+    pr = models.PositiveIntegerField(null=True, blank=True)
+    pr_url = models.CharField(max_length=vocabulary.PR_URL_MAX, null=True, blank=True)
+    pr_state = models.CharField(max_length=8, null=True, blank=True)
+    check_name = models.CharField(max_length=vocabulary.CHECK_MAX, null=True, blank=True)
+    check_state = models.CharField(max_length=8, null=True, blank=True)
     # A plan event's graph changes, each a JSON list as the event carries it (the store
     # writes and reads the text; nothing queries inside it).
     nodes = models.TextField(null=True, blank=True)
@@ -149,6 +160,18 @@ class Event(models.Model):
                 fields=["session"],
                 condition=models.Q(type=vocabulary.PLAN_CREATE),
                 name="tower_event_plan_creates",
+            ),
+            # Where the work lands: the forge's deliveries find the sessions on a branch or
+            # at a commit, and a view the check runs at its head commit, by these.
+            models.Index(
+                fields=["branch", "session"],
+                condition=models.Q(type=vocabulary.WORK, branch__isnull=False),
+                name="tower_event_work_branches",
+            ),
+            models.Index(
+                fields=["commit_sha", "session", "seq"],
+                condition=models.Q(type=vocabulary.WORK, commit_sha__isnull=False),
+                name="tower_event_work_commits",
             ),
             # Newest activity first (the API's list walks it backwards) and the admin.
             models.Index(fields=["timestamp", "id"], name="tower_event_timestamp_id"),

@@ -15,7 +15,7 @@ from sessions.api.requests import (
     Timestamp,
     optional_field,
 )
-from sessions.domain import plans, projections, vocabulary
+from sessions.domain import plans, projections, vocabulary, work
 from sessions.domain.records import EventRecord
 from sessions.readmodels.shapes import plain
 
@@ -41,6 +41,32 @@ class Attention(Schema):
 class SessionProgress(Schema):
     note: str
     timestamp: Timestamp
+
+
+class PullRequest(Schema):
+    number: int
+    url: str | None = Field(description="The latest given since this number was given.")
+    state: Literal[vocabulary.PR_STATES] | None  # type: ignore[valid-type]
+
+
+class Checks(Schema):
+    commit: str = Field(
+        description="The session's current commit: checks at an older one drop out."
+    )
+    state: Literal[vocabulary.CHECK_STATES] = Field(  # type: ignore[valid-type]
+        description="failure if any run failed, else pending if any is pending, else success."
+    )
+    runs: dict[str, Literal[vocabulary.CHECK_STATES]] = Field(  # type: ignore[valid-type]
+        description="Each check's latest state at that commit, by name."
+    )
+
+
+class Work(Schema):
+    repo: str | None
+    branch: str | None
+    commit: str | None = Field(description="The latest given by a report without a check.")
+    pr: PullRequest | None
+    checks: Checks | None = Field(description="Null unless some check ran on `commit`.")
 
 
 class Message(Schema):
@@ -83,6 +109,14 @@ class Session(Schema):
         f"{vocabulary.MAX_BLOCKERS_SHOWN} when there are more (`message_count` has them all)."
     )
     message_count: int
+    last_activity: Timestamp | None = Field(
+        description="What staleness and leases count from: the last event that is neither "
+        "a message nor a work report (`last_event_at` is any event's)."
+    )
+    work: Work | None = Field(
+        description="Where the work lands: repo, branch, head commit, pull request and the "
+        "checks at the head; null when nothing was reported."
+    )
 
 
 class Event(Schema):
@@ -99,6 +133,14 @@ class Event(Schema):
     plan: str | None = optional_field("string")
     node: str | None = optional_field("string")
     outcome: str | None = optional_field("string")
+    repo: str | None = optional_field("string")
+    branch: str | None = optional_field("string")
+    commit: str | None = optional_field("string")
+    pr: int | None = optional_field("integer")
+    pr_url: str | None = optional_field("string")
+    pr_state: str | None = optional_field("string")
+    check: str | None = optional_field("string")
+    check_state: str | None = optional_field("string")
 
 
 class PlanEvent(Schema):
@@ -271,7 +313,24 @@ def session_json(view: projections.SessionView) -> dict:
         progress = view.progress
         shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}
     shaped["messages"] = messages_json(view.messages)
+    shaped["work"] = work_json(view.work)
     return shaped
+
+
+def work_json(found: work.Work | None) -> dict | None:
+    """A session's `work` (`domain.work.Work`) as the `Work` schema gives it."""
+    if found is None:
+        return None
+    pr, checks = found.pr, found.checks
+    return {
+        "repo": found.repo,
+        "branch": found.branch,
+        "commit": found.commit,
+        "pr": None if pr is None else {"number": pr.number, "url": pr.url, "state": pr.state},
+        "checks": None
+        if checks is None
+        else {"commit": checks.commit, "state": checks.state, "runs": dict(checks.runs)},
+    }
 
 
 def messages_json(messages: Iterable[EventRecord]) -> list[dict]:

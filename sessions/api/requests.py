@@ -158,8 +158,58 @@ class MessageEvent(Schema):
     expected_seq: ExpectedSeq | None = None
 
 
+def _work_field(kind: str, description: str, **rules) -> object:
+    """A `session_work` field: optional, never null when present (a value is replaced,
+    never cleared)."""
+    return Field(None, description=description, json_schema_extra={"type": kind}, **rules)
+
+
+class WorkEvent(Schema):
+    """Where the work lands: the status stays, and it is not activity. Any status, a
+    closed session's included. At least one field; `check` and `check_state` together,
+    with the `commit` they ran on; `pr_url` and `pr_state` with a `pr`, here or reported
+    before. `pr_state: merged` on a session not yet closed closes it (done) in the same
+    transaction: its worker is fenced."""
+
+    model_config = _STRICT
+    type: Literal["session_work"]
+    repo: str = _work_field(
+        "string",
+        "owner/name",
+        max_length=vocabulary.REPO_MAX,
+        pattern=f"^{vocabulary.REPO_PATTERN.pattern}$",
+    )
+    branch: str = _work_field(
+        "string",
+        "A git branch name, without refs/heads/.",
+        min_length=1,
+        max_length=vocabulary.BRANCH_MAX,
+    )
+    commit: str = _work_field(
+        "string", "A full commit id.", pattern=f"^{vocabulary.COMMIT_PATTERN.pattern}$"
+    )
+    pr: int = _work_field(
+        "integer", "The pull request's number.", ge=1, le=vocabulary.PR_MAX, strict=True
+    )
+    pr_url: str = _work_field(
+        "string", "The pull request's page (http or https).", max_length=vocabulary.PR_URL_MAX
+    )
+    pr_state: Literal[vocabulary.PR_STATES] = _work_field("string", "open, merged or closed")  # type: ignore[valid-type]
+    check: str = _work_field(
+        "string",
+        "A check's name; `commit` names the commit it ran on.",
+        min_length=1,
+        max_length=vocabulary.CHECK_MAX,
+        pattern=vocabulary.text_pattern("line"),
+    )
+    check_state: Literal[vocabulary.CHECK_STATES] = _work_field(
+        "string", "pending, success or failure"
+    )  # type: ignore[valid-type]
+    expected_seq: ExpectedSeq | None = None
+
+
 AppendEvent = Annotated[
-    BlockEvent | UnblockEvent | ReviewEvent | CloseEvent | ProgressEvent | MessageEvent,
+    BlockEvent | UnblockEvent | ReviewEvent | CloseEvent | ProgressEvent | MessageEvent | WorkEvent,
     Field(discriminator="type"),
 ]
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from sessions.domain.vocabulary import (
     ACTIVE,
+    ACTIVITY_TYPES,
     BLOCK,
     BLOCKED,
     CLOSE,
@@ -25,6 +26,7 @@ from sessions.domain.vocabulary import (
     START,
     STATUS_AFTER,
     UNBLOCK,
+    WORK,
 )
 from sessions.domain.vocabulary import (
     LAPSED as LAPSED_OUTCOME,
@@ -102,11 +104,17 @@ def plan_node(events):
     return (start.plan, start.node) if start else (None, None)
 
 
+def _close(events):
+    """The session's close, or None while it is open (what follows a close — a forge's
+    report, a usage report — leaves it closed)."""
+    last = last_transition(events)
+    return last if last is not None and last.type == CLOSE else None
+
+
 def outcome(events):
     """How the session ended: its close's outcome (absent means done); None while open."""
-    if not events or events[-1].type != CLOSE:
-        return None
-    return events[-1].outcome or DONE
+    close = _close(events)
+    return None if close is None else close.outcome or DONE
 
 
 def last_event_at(events):
@@ -114,10 +122,9 @@ def last_event_at(events):
 
 
 def closed_at(events):
-    """When the session was closed, or None while it is not closed."""
-    if not events or events[-1].type != CLOSE:
-        return None
-    return events[-1].timestamp
+    """When the session was closed (its close's time, whatever follows it), or None."""
+    close = _close(events)
+    return None if close is None else close.timestamp
 
 
 def last_transition(events):
@@ -126,9 +133,10 @@ def last_transition(events):
 
 
 def last_activity(events):
-    """When the session last did something: its last event that is not a message (a
-    person writing to a silent session does not make it look alive). None if none."""
-    return next((e.timestamp for e in reversed(events) if e.type != MESSAGE), None)
+    """When the session last did something: its last event that is neither a message
+    nor a work report (a person writing to a silent session, or a forge reporting on its
+    branch, does not make it look alive). None if none."""
+    return next((e.timestamp for e in reversed(events) if e.type in ACTIVITY_TYPES), None)
 
 
 class Progress(NamedTuple):
@@ -189,6 +197,7 @@ class SessionView:
     progress: Progress | None = None
     messages: list = field(default_factory=list)  # the latest pending messages, oldest first
     message_count: int = 0  # all the pending messages
+    work: object = None  # where the work lands (`domain.work.Work`), or None
 
 
 def session_view(
@@ -270,6 +279,7 @@ def view_events(events, shown=MAX_BLOCKERS_SHOWN):
         latest(lambda e: note_of(e) is not None),
         latest(lambda e: e.type == BLOCK),
         latest(lambda e: e.type == PROGRESS and e.note is not None),
+        latest(lambda e: e.type == WORK),  # whether there is any work to read
     }
     return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 

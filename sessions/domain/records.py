@@ -21,6 +21,14 @@ class EventRecord(NamedTuple):
     outcome: str | None = None  # a session's close
     lease: int | None = None  # a plan event's liveness settings
     max_attempts: int | None = None
+    repo: str | None = None  # a session_work's report of where the work lands
+    branch: str | None = None
+    commit: str | None = None
+    pr: int | None = None
+    pr_url: str | None = None
+    pr_state: str | None = None
+    check: str | None = None
+    check_state: str | None = None
     nodes: list | None = None  # a plan event's graph changes
     needs: list | None = None
     drop_needs: list | None = None

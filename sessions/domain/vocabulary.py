@@ -14,10 +14,13 @@ REVIEW = "session_review"
 CLOSE = "session_close"
 PROGRESS = "session_progress"  # a heartbeat: the status stays
 MESSAGE = "session_message"  # a person's words to the session's worker: the status stays
+# Where the work lands in the code (branch, commit, pull request, checks): the status stays.
+WORK = "session_work"
 TRANSITIONS = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)  # the types that set a status
-EVENT_TYPES = (*TRANSITIONS, PROGRESS, MESSAGE)  # a session's stream
-# A session's activity is every event but a message: a person writing to a silent
-# session does not make it look alive (staleness and leases count from activity).
+EVENT_TYPES = (*TRANSITIONS, PROGRESS, MESSAGE, WORK)  # a session's stream
+# A session's activity is every event but a message or a work report: a person writing to
+# a silent session, or a forge reporting on its branch, does not make it look alive
+# (staleness and leases count from activity).
 ACTIVITY_TYPES = (*TRANSITIONS, PROGRESS)
 
 PLAN_CREATE = "plan_create"
@@ -60,6 +63,7 @@ FIELDS = {
     CLOSE: ("note", "outcome"),
     PROGRESS: ("note",),
     MESSAGE: ("note",),
+    WORK: ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state"),
     PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts"),
     PLAN_AMEND: ("note", "nodes", "needs", "drop_needs", "retire", "lease", "max_attempts"),
 }
@@ -68,7 +72,9 @@ FIELDS = {
 LIVENESS_FIELDS = ("lease", "max_attempts")
 INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
 AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS)  # an amend makes at least one of these
-# Every field an event may carry, in the order the event table stores them.
+WORK_FIELDS = FIELDS[WORK]
+# Every field an event may carry, in the order the event table stores them (the graph's,
+# JSON text, last).
 EVENT_FIELDS = (
     "title",
     "reason",
@@ -77,6 +83,7 @@ EVENT_FIELDS = (
     "node",
     "outcome",
     *LIVENESS_FIELDS,
+    *WORK_FIELDS,
     *GRAPH_FIELDS,
 )
 REQUIRED_FIELDS = {
@@ -103,7 +110,19 @@ ALLOWED_FROM = {
     CLOSE: (ACTIVE, BLOCKED, IN_REVIEW),
     PROGRESS: (ACTIVE, BLOCKED, IN_REVIEW),
     MESSAGE: (ACTIVE, BLOCKED, IN_REVIEW),
+    WORK: (ACTIVE, BLOCKED, IN_REVIEW, CLOSED),  # a merge often comes after the close
 }
+# What may still be appended to a closed session (and may take its last place).
+AFTER_CLOSE = (WORK,)
+
+# Where the work lands (DESIGN.md, v4): each field's rule.
+PR_STATES = ("open", "merged", "closed")
+CHECK_STATES = ("pending", "success", "failure")
+REPO_MAX, BRANCH_MAX, PR_URL_MAX, CHECK_MAX, PR_MAX = 200, 255, 500, 200, 10**9
+REPO_PATTERN = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")
+COMMIT_PATTERN = re.compile(r"[0-9a-f]{40}")
+_BRANCH_REFUSED = re.compile(r"[\s\x00-\x1f\x7f]|\.\.")
+_URL_PATTERN = re.compile(r"https?://[^\s\x00-\x1f\x7f]+")
 
 # The most events one stream may hold: past it an append is refused (close the session
 # and start another). Every request's cost is bounded apart from this (pagination,
@@ -272,7 +291,61 @@ def value_error(name, value):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             return f"must be a whole number from {low} to {high}"
         return None
+    if name in WORK_FIELDS:
+        return _work_value_error(name, value)
     raise KeyError(name)
+
+
+def _work_value_error(name, value):
+    """A `session_work` field's own rule (DESIGN.md, "Where the work lands")."""
+    if name == "pr":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PR_MAX:
+            return f"must be a whole number from 1 to {PR_MAX}"
+        return None
+    if not isinstance(value, str):
+        return "must be text"
+    if name == "repo":
+        if len(value) > REPO_MAX or not REPO_PATTERN.fullmatch(value):
+            return (
+                f"must be owner/name: 1–{REPO_MAX} characters of A–Z, a–z, 0–9, '.', '_' "
+                "and '-', with one '/'"
+            )
+    elif name == "branch":
+        if not 1 <= len(value) <= BRANCH_MAX:
+            return f"must be 1–{BRANCH_MAX} characters"
+        if _BRANCH_REFUSED.search(value) or value.startswith(("-", "/", "refs/heads/")):
+            return (
+                "must be a git branch name without refs/heads/: no white space, control "
+                "character or '..', not starting with '-' or '/'"
+            )
+    elif name == "commit":
+        if not COMMIT_PATTERN.fullmatch(value):
+            return "must be a full commit id: 40 lowercase hexadecimal digits"
+    elif name == "pr_url":
+        if len(value) > PR_URL_MAX or not _URL_PATTERN.fullmatch(value):
+            return f"must be an http or https URL of at most {PR_URL_MAX} characters"
+    elif name in ("pr_state", "check_state"):
+        allowed = PR_STATES if name == "pr_state" else CHECK_STATES
+        if value not in allowed:
+            return f"must be one of {', '.join(allowed)}"
+    elif name == "check":
+        return text_error(value, CHECK_MAX)
+    return None
+
+
+def _work_errors(fields):
+    """The rules between a `session_work`'s fields (a PR known from before is the
+    rules' to check: it depends on the stream)."""
+    given = {name for name in WORK_FIELDS if fields.get(name) is not None}
+    if not given:
+        return {"repo": f"a session_work gives at least one of {', '.join(WORK_FIELDS)}"}
+    errors = {}
+    for one, other in (("check", "check_state"), ("check_state", "check")):
+        if one in given and other not in given:
+            errors[other] = f"is required with {one}: give check and check_state together"
+    if "check" in given and "commit" not in given:
+        errors["commit"] = "is required with check: the commit the check ran on"
+    return errors
 
 
 def field_errors(event_type, fields):
@@ -305,6 +378,8 @@ def field_errors(event_type, fields):
         errors.setdefault(missing, "is required with plan and node: give both or neither")
     if event_type == PLAN_AMEND and all(fields.get(name) is None for name in AMEND_CHANGES):
         errors["nodes"] = f"an amend makes at least one change: {', '.join(AMEND_CHANGES)}"
+    if event_type == WORK and not errors:
+        errors.update(_work_errors(fields))
     return errors
 
 

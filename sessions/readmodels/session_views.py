@@ -4,16 +4,18 @@ depends on, with its time in each status from the sums kept per process
 (`time_spent`), so a view costs nearly the same at 10 events or 100,000."""
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.utils import timezone
 
 from sessions import config, store
-from sessions.domain import projections, vocabulary
+from sessions.domain import projections, vocabulary, work
 from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs, time_spent
+from sessions.readmodels import work as work_model
 
 # Streams up to this long are read whole, all of a page's in one query; a longer one is
 # read by the events its view depends on (`store.read_view_events`), so that one long
@@ -54,19 +56,23 @@ def project(
     message_count: int | None = None,
     at: datetime | None = None,
     leases: dict | None = None,
+    whole: bool = True,
 ) -> projections.SessionView:
     """The view of a session's loaded events, at `now` (default: the clock; as of `at`,
     `at`). A session on a plan's node reads its plan's lease in force then (from
     `leases`, {plan: lease}, when a page of views has read them once): past it, the
-    session has lapsed."""
+    session has lapsed. `whole`: the events are the whole stream (else only those the
+    view depends on, and its work is read apart)."""
     now = (at or timezone.now()) if now is None else now
     limits = thresholds() if limits is None else limits
     plan = projections.plan_node(events)[0]
     known = leases is not None and plan in leases
     lease = leases[plan] if known else plan_graphs.lease(plan, at)
-    return projections.session_view(
+    view = projections.session_view(
         session_id, events, now, limits, blocker_count, time_spent, message_count, lease
     )
+    found = work.work(events) if whole else work_model.work_of(session_id, events)
+    return replace(view, work=found) if found is not None else view
 
 
 def session_views(
@@ -118,7 +124,9 @@ def _long_view(
         return None
     last = projections.last_transition(events)
     spent = projections.time_in_state_from(time_spent.spans(session_id, last), last, now)
-    return project(session_id, events, now, limits, blocker_count, spent, message_count)
+    return project(
+        session_id, events, now, limits, blocker_count, spent, message_count, whole=False
+    )
 
 
 def session_view(

@@ -19,6 +19,7 @@ from sessions import config, store
 from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import kept, plan_graphs, plan_sessions
+from sessions.rules import work as work_rules
 from sessions.rules.permissions import User, check_permission
 from sessions.rules.refusals import (
     Conflict,
@@ -46,6 +47,8 @@ class Appended:
     # A new event's place in the global order (the feed's position); None when an
     # idempotency key repeated an earlier append.
     position: int | None = None
+    # The close a merged pull request's report appended after it, in the same transaction.
+    merge_close: EventRecord | None = None
 
 
 def new_session_id() -> str:
@@ -120,11 +123,14 @@ def append_event(
     args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
     # A plan event's checks read its nodes' sessions, so it always holds the plan: a
     # start on a node (which holds the plan too) cannot slip in between.
-    held = event_type in vocabulary.PLAN_EVENT_TYPES
+    # A merge's report appends its close too: both in one transaction, holding the stream.
+    held = event_type in vocabulary.PLAN_EVENT_TYPES or fields.get("pr_state") == "merged"
     result = retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
     if result.previous is not None:
         # Committed: the process's read models take it in without asking again.
         kept.appended(result.previous, result.event)
+        if result.merge_close is not None:
+            kept.appended(result.event, result.merge_close)
     return result
 
 
@@ -240,8 +246,20 @@ def append_to_stream(
         return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
     after = projections.view_events_after(chosen, record)
     previous = ends[-1] if ends else None
+    merge = None
+    if work_rules.merges(record, projections.status(chosen.events)):
+        # The same transaction closes the session: its worker is fenced from here on.
+        merge = work_rules.merge_close(stream_id, record, record.seq + 1)
+        store.insert(merge, work_rules.close_key(idempotency_key))
+        after = projections.view_events_after(after, merge)
     return Appended(
-        record, True, previous, view_events=after, last_attempt=handoff, position=position
+        record,
+        True,
+        previous,
+        view_events=after,
+        last_attempt=handoff,
+        position=position,
+        merge_close=merge,
     )
 
 
@@ -267,7 +285,7 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
     if status == vocabulary.CLOSED:
         # Before `expected_seq`: a fenced worker learns who closed its session, and why,
         # whatever else is wrong with its request.
-        _check_transition(stream_id, event_type, status, ends)
+        _check_transition(stream_id, event_type, status, chosen)
     if expected_seq is not None and expected_seq != seq:
         raise Conflict(
             "stale_expected_seq",
@@ -275,10 +293,21 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
             stream_id,
         )
     if kind == "session":
-        _check_transition(stream_id, event_type, status, ends)
-    # The last place is kept for the close, so that a full session can always be closed.
-    room = vocabulary.MAX_STREAM_EVENTS - (0 if event_type == vocabulary.CLOSE else 1)
-    if seq >= room:
+        _check_transition(stream_id, event_type, status, chosen)
+    if event_type == vocabulary.WORK:
+        work_rules.check_pr_known(stream_id, fields)
+    # The last place is kept for the close, so that a full session can always be closed;
+    # after the close, a work report may take it.
+    last_place = event_type == vocabulary.CLOSE or (
+        status == vocabulary.CLOSED and event_type in vocabulary.AFTER_CLOSE
+    )
+    room = vocabulary.MAX_STREAM_EVENTS - (0 if last_place else 1)
+    merging = (
+        event_type == vocabulary.WORK
+        and fields.get("pr_state") == work_rules.work.MERGED
+        and status not in (None, vocabulary.CLOSED)
+    )
+    if seq >= room and not (merging and seq < vocabulary.MAX_STREAM_EVENTS):
         raise Conflict(
             "stream_full",
             f"The {kind} holds {seq} events, as many as one stream may hold; "
@@ -299,21 +328,23 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
     )
     if kind == "plan":
         _check_plan_event(stream_id, record)
+    if merging and seq >= room:  # one place left: a merge appends only its close
+        record = work_rules.merge_close(stream_id, record, seq + 1)
     return record
 
 
 def _check_transition(
-    stream_id: str, event_type: str, status: str | None, ends: list[EventRecord]
+    stream_id: str, event_type: str, status: str | None, chosen: list[EventRecord]
 ) -> None:
     problem = vocabulary.transition_error(event_type, status)
     if problem:
-        raise Conflict("transition_not_allowed", f"Refused: {problem}{_fenced(ends)}.", stream_id)
+        raise Conflict("transition_not_allowed", f"Refused: {problem}{_fenced(chosen)}.", stream_id)
 
 
-def _fenced(ends: list[EventRecord]) -> str:
+def _fenced(chosen: list[EventRecord]) -> str:
     """What a refused append to a closed session is told: who closed it, and with what
-    note (a reclaim's names the session that took the node)."""
-    last = ends[-1] if ends else None
+    note (a reclaim's names the session that took the node; a merge's, the pull request)."""
+    last = projections.last_transition(chosen)
     if last is None or last.type != vocabulary.CLOSE:
         return ""
     if last.outcome == vocabulary.LAPSED:

@@ -2,6 +2,7 @@
 permission); the plan's owner also to a session on its node (a message, a release).
 Reads and writes ask the same questions here."""
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 
@@ -22,6 +23,16 @@ def may_act(user: User, session_owner: str | None) -> bool:
     if not user.is_authenticated:
         return False
     return user.get_username() == session_owner or user.has_perm(ACT_ON_ANY_SESSION)
+
+
+def is_forge(user: User) -> bool:
+    """Whether `user` is the forge integration's own (`GITHUB_ACTOR`, which can never
+    sign in): it may append `session_work`, and a merge's close, to any session."""
+    return (
+        user.is_authenticated
+        and user.get_username() == settings.GITHUB_ACTOR
+        and not user.has_usable_password()
+    )
 
 
 def plan_owner(plan_id: str | None) -> str | None:
@@ -57,6 +68,8 @@ def check_permission(user, event_type, fields, first, events, now) -> None:
     owner may also write to a session on the plan's node, and a release (a close with
     outcome lapsed) is the plan owner's or a lead's, on a lapsed session only."""
     owner, kind = first.actor, vocabulary.stream_kind(first.type)
+    if event_type == vocabulary.WORK and kind == "session" and is_forge(user):
+        return  # the forge reports where any session's work lands
     if event_type == vocabulary.CLOSE and fields.get("outcome") == vocabulary.LAPSED:
         _check_release(user, first, events, now)
         return

@@ -19,10 +19,14 @@ from sessions.domain import vocabulary
 from sessions.domain.records import EventRecord
 
 TABLE = "tower_event"
+# The columns (and model fields) whose names differ from their events' fields: `commit`
+# and `check` are SQL keywords, and `check` a model's method.
+COLUMN_OF = {"commit": "commit_sha", "check": "check_name"}
 # An event's stored columns after its id, in `EventRecord` order: the one field list that
 # every statement below is built from.
-COLUMNS = (*EventRecord._fields, "idempotency_key")
-RECORD_COLUMNS = ", ".join(EventRecord._fields)
+RECORD_COLUMN_NAMES = tuple(COLUMN_OF.get(name, name) for name in EventRecord._fields)
+COLUMNS = (*RECORD_COLUMN_NAMES, "idempotency_key")
+RECORD_COLUMNS = ", ".join(RECORD_COLUMN_NAMES)
 SEQ_INDEX = EventRecord._fields.index("seq")  # where a row as stored holds its seq
 
 
@@ -266,4 +270,4 @@ def iter_records(rows: QuerySet, chunk_size: int = 2000) -> Iterator[EventRecord
 
 
 def _record_rows(rows: QuerySet) -> QuerySet:
-    return rows.order_by("session", "seq").values_list(*EventRecord._fields)
+    return rows.order_by("session", "seq").values_list(*RECORD_COLUMN_NAMES)

@@ -102,6 +102,7 @@ def _view_events_sql(shown: int) -> str:
                 limit=int(shown),
                 name="pending",
             ),
+            _LATEST.format(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
         ]
     )
 

@@ -167,6 +167,8 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "progress",
         "messages",
         "message_count",
+        "last_activity",
+        "work",
     ]
 
 

@@ -14,13 +14,16 @@ from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     ALLOWED_FROM,
     BLOCK,
+    CHECK_STATES,
     CLOSE,
     MESSAGE,
     OUTCOMES,
+    PR_STATES,
     REVIEW,
     START,
     STATUS_AFTER,
     UNBLOCK,
+    WORK,
     text_pattern,
 )
 from sessions.models import Event
@@ -167,12 +170,42 @@ def valid_logs(draw):
             fields = {"note": draw(st.none() | texts), "outcome": draw(st.none() | outcomes)}
         elif event_type == MESSAGE:
             fields = {"note": draw(texts)}
+        elif event_type == WORK:
+            fields = draw(work_reports())
         else:
             fields = {"note": draw(st.none() | texts)}
         moment += timedelta(microseconds=draw(st.integers(0, 10**9)))
         events.append(EventRecord("gen", seq, event_type, moment, draw(lines), **fields))
         status = STATUS_AFTER.get(event_type, status)  # progress and messages keep it
     return events
+
+
+def work_reports():
+    """Any valid `session_work`: where the work is, a pull request, or a check run."""
+    commits = st.from_regex(r"[0-9a-f]{40}", fullmatch=True)
+    branches = st.from_regex(r"[a-z][a-z0-9/_-]{0,30}", fullmatch=True).filter(
+        lambda b: ".." not in b
+    )
+    return st.one_of(
+        st.fixed_dictionaries(
+            {"repo": st.sampled_from(["acme/shop", "Acme-Corp/shop.api"])},
+            optional={"branch": branches, "commit": commits},
+        ),
+        st.fixed_dictionaries(
+            {"pr": st.integers(1, 10**9)},
+            optional={
+                "pr_url": st.just("https://github.com/acme/shop/pull/7"),
+                "pr_state": st.sampled_from(PR_STATES),
+            },
+        ),
+        st.fixed_dictionaries(
+            {
+                "commit": commits,
+                "check": st.sampled_from(["ci/test", "Lint ✓"]),
+                "check_state": st.sampled_from(CHECK_STATES),
+            }
+        ),
+    )
 
 
 @given(valid_logs())

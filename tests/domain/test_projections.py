@@ -22,6 +22,7 @@ from sessions.domain.vocabulary import (
     START,
     STATUS_AFTER,
     UNBLOCK,
+    WORK,
 )
 from tests.conftest import CONFORMANCE, conformance_expected, conformance_now
 
@@ -156,7 +157,8 @@ events_strategy = st.lists(
             "someone",
             title=text if event_type == START else None,
             reason=text if event_type == BLOCK else None,
-            note=None if event_type == BLOCK else text,
+            note=None if event_type in (BLOCK, WORK) else text,
+            branch=text if event_type == WORK else None,
         )
         for seq, (event_type, text, offset) in enumerate(items, start=1)
     ]
@@ -185,7 +187,7 @@ def test_blockers_agree_with_blocks_after_the_last_unblock(events):
 
 @given(events_strategy)
 def test_next_action_agrees_with_the_latest_note(events):
-    bearing = [e for e in events if e.type not in (PROGRESS, MESSAGE)]
+    bearing = [e for e in events if e.type not in (PROGRESS, MESSAGE, WORK)]
     notes = [(e.reason if e.type == BLOCK else e.note) for e in bearing]
     notes = [n for n in notes if n]
     assert projections.next_action(events) == (notes[-1] if notes else None)

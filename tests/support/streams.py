@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import strategies as st
 
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, MESSAGE, START, STATUS_AFTER
+from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, MESSAGE, START, STATUS_AFTER, WORK
 
 
 @st.composite
@@ -27,6 +27,8 @@ def streams(draw, max_events=30):
             fields["title"] = "t"
         if kind == MESSAGE:
             fields["note"] = f"m{seq}"
+        if kind == WORK:  # where the work lands: a branch, the head commit moving
+            fields = {"branch": "feature", "commit": f"{seq:040x}"}
         moment += timedelta(minutes=draw(st.integers(0, 90)))
         events.append(EventRecord("g", seq, kind, moment, "a", **fields))
         status = STATUS_AFTER.get(kind, status)  # progress and messages keep it

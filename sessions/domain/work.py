@@ -1,0 +1,110 @@
+"""Where the work lands (DESIGN.md, v4): a session's repository, branch, head commit, pull
+request and the checks at its head, as pure functions of its `session_work` events.
+
+Like every projection: events in stream order, nothing written, never raising on odd
+histories (an imported `pr_url` before any `pr` is passed over), no clock.
+"""
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from sessions.domain.records import EventRecord
+from sessions.domain.vocabulary import WORK
+
+FAILURE, PENDING, SUCCESS = "failure", "pending", "success"
+MERGED = "merged"
+
+
+class PullRequest(NamedTuple):
+    number: int
+    url: str | None  # the latest given since this number was given
+    state: str | None
+
+
+class Checks(NamedTuple):
+    commit: str  # the session's current commit
+    state: str  # failure if any run failed, else pending if any is pending, else success
+    runs: dict[str, str]  # each check's latest state at that commit, by name
+
+
+class Work(NamedTuple):
+    repo: str | None
+    branch: str | None
+    commit: str | None  # the latest given by an event without a check
+    pr: PullRequest | None
+    checks: Checks | None
+
+
+def rollup(states: Iterable[str]) -> str:
+    """The one mark of several check runs."""
+    found = set(states)
+    return FAILURE if FAILURE in found else PENDING if PENDING in found else SUCCESS
+
+
+def work(events: Sequence[EventRecord]) -> Work | None:
+    """The session's `work`: None when it has no `session_work`."""
+    repo = branch = commit = None
+    pr: PullRequest | None = None
+    runs: dict[str, dict[str, str]] = {}  # by commit: checks at an older head drop out
+    reported = False
+    for event in events:
+        if event.type != WORK:
+            continue
+        reported = True
+        repo = event.repo if event.repo is not None else repo
+        branch = event.branch if event.branch is not None else branch
+        if event.check is not None and event.commit is not None:
+            runs.setdefault(event.commit, {})[event.check] = event.check_state or PENDING
+        elif event.commit is not None:
+            commit = event.commit
+        if event.pr is not None and (pr is None or pr.number != event.pr):
+            pr = PullRequest(event.pr, None, None)  # a different number starts afresh
+        if pr is not None:
+            pr = pr._replace(
+                url=event.pr_url if event.pr_url is not None else pr.url,
+                state=event.pr_state if event.pr_state is not None else pr.state,
+            )
+    if not reported:
+        return None
+    at_head = runs.get(commit) if commit is not None else None
+    checks = Checks(commit, rollup(at_head.values()), dict(at_head)) if at_head else None
+    return Work(repo, branch, commit, pr, checks)
+
+
+def head_report(events: Sequence[EventRecord]) -> EventRecord | None:
+    """The report that set the current commit: the latest with a commit and no check."""
+    return next(
+        (
+            e
+            for e in reversed(events)
+            if e.type == WORK and e.commit is not None and e.check is None
+        ),
+        None,
+    )
+
+
+def failing_since(events: Sequence[EventRecord]) -> datetime | None:
+    """The time of the earliest event since which the checks at the current commit have
+    been failing, or None when they are not failing (attention `checks_failed`)."""
+    commit, since = None, None
+    runs: dict[str, dict[str, str]] = {}
+    for event in events:
+        if event.type != WORK:
+            continue
+        if event.check is not None and event.commit is not None:
+            runs.setdefault(event.commit, {})[event.check] = event.check_state or PENDING
+        elif event.commit is not None:
+            commit = event.commit
+        at_head = runs.get(commit, {}) if commit is not None else {}
+        failing = bool(at_head) and rollup(at_head.values()) == FAILURE
+        if not failing:
+            since = None
+        elif since is None:
+            since = event.timestamp
+    return since
+
+
+def merge_note(pr: int, commit: str | None) -> str:
+    """The note of the close a merge appends."""
+    return f"PR #{pr} merged at {commit}" if commit else f"PR #{pr} merged"

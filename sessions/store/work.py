@@ -1,0 +1,69 @@
+"""Where the work lands: the few `session_work` events a session's `work` depends on, and
+the sessions a forge's delivery is about (by branch, by commit)."""
+
+from collections.abc import Sequence
+
+from sessions.domain import vocabulary
+from sessions.domain.records import EventRecord
+from sessions.domain.work import head_report
+from sessions.store.database import RECORD_COLUMNS, TABLE, records_from_rows, run_prepared
+
+_WORK = f"type = '{vocabulary.WORK}'"
+_LATEST_PR = (
+    f"(SELECT pr FROM {TABLE} WHERE session = %s AND {_WORK} AND pr IS NOT NULL"
+    " ORDER BY seq DESC LIMIT 1)"
+)
+# Where the latest pull request number's run of reports began: after the last report of
+# another number (its url and state count from there).
+_RUN_START = (
+    f"COALESCE((SELECT MAX(seq) FROM {TABLE} WHERE session = %s AND {_WORK}"
+    f" AND pr IS NOT NULL AND pr <> {_LATEST_PR}), 0)"
+)
+
+
+def _one(where: str, order: str = "DESC") -> str:
+    return (
+        f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND {_WORK}"
+        f" AND {where} ORDER BY seq {order} LIMIT 1) AS found"
+    )
+
+
+# Each one index probe: the latest repo, branch, head commit (a report without a check)
+# and pull request number; the first report of that number; the latest url and state
+# given since. `work` over these is `work` over the whole stream (tests/store/test_work.py).
+_FACTS_SQL = " UNION ALL ".join(
+    [
+        _one("repo IS NOT NULL"),
+        _one("branch IS NOT NULL"),
+        _one("commit_sha IS NOT NULL AND check_name IS NULL"),
+        _one("pr IS NOT NULL"),
+        _one(f"pr IS NOT NULL AND seq > {_RUN_START}", order="ASC"),
+        _one(f"pr_url IS NOT NULL AND seq > {_RUN_START}"),
+        _one(f"pr_state IS NOT NULL AND seq > {_RUN_START}"),
+    ]
+)
+# The check runs reported at one commit, in stream order (by the commits' index).
+_CHECKS_SQL = (
+    f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE commit_sha = %s AND session = %s"
+    f" AND {_WORK} AND check_name IS NOT NULL ORDER BY seq"
+)
+
+
+def work_facts(session: str) -> list[EventRecord]:
+    """The reports a session's repo, branch, head commit and pull request come from,
+    in stream order (none for a session without work)."""
+    rows = records_from_rows(run_prepared(_FACTS_SQL, [session] * _FACTS_SQL.count("%s")))
+    return sorted({record.seq: record for record in rows}.values(), key=lambda r: r.seq)
+
+
+def checks_at(session: str, commit: str) -> list[EventRecord]:
+    """The session's check reports at `commit`, in stream order."""
+    return records_from_rows(run_prepared(_CHECKS_SQL, [commit, session]))
+
+
+def work_events(session: str, facts: Sequence[EventRecord] | None = None) -> list[EventRecord]:
+    """The events a session's `work` depends on, in stream order."""
+    facts = work_facts(session) if facts is None else facts
+    head = head_report(facts)
+    checks = checks_at(session, head.commit) if head is not None else []
+    return sorted({r.seq: r for r in [*facts, *checks]}.values(), key=lambda r: r.seq)
