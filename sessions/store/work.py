@@ -28,11 +28,13 @@ def _one(where: str, order: str = "DESC") -> str:
     )
 
 
-# Each one index probe: the latest repo, branch, head commit (a report without a check)
-# and pull request number; the first report of that number; the latest url and state
-# given since. `work` over these is `work` over the whole stream (tests/store/test_work.py).
+# Each one index probe: the latest report (there is work), the latest repo, branch, head
+# commit (a report without a check) and pull request number; the first report of that
+# number; the latest url and state given since. `work` over these and the checks at the
+# head is `work` over the whole stream (tests/store/test_work.py).
 _FACTS_SQL = " UNION ALL ".join(
     [
+        _one("seq > 0"),
         _one("repo IS NOT NULL"),
         _one("branch IS NOT NULL"),
         _one("commit_sha IS NOT NULL AND check_name IS NULL"),

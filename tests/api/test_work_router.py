@@ -1,0 +1,153 @@
+"""`session_work` over real HTTP (DESIGN.md, "Where the work lands"): a report lands in
+the session's view, in any status, and is not activity; bad input is refused with its
+field named; a merged pull request closes the session, and its worker is fenced."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from sessions.domain import vocabulary
+from sessions.domain.vocabulary import START, WORK
+from sessions.models import Event
+from sessions.rules.append import append_event
+from tests.api.conftest import assert_error, count
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HEAD = "3f2c" + "0" * 36
+
+
+def report(api, token, session="s1", key=None, **fields):
+    headers = {"Idempotency-Key": key} if key else {}
+    return api(
+        "POST",
+        f"/api/sessions/{session}/events",
+        {"type": WORK, **fields},
+        token=token,
+        headers=headers,
+    )
+
+
+def view(api, token, session="s1"):
+    return api("GET", f"/api/sessions/{session}", token=token).json()
+
+
+def test_a_report_lands_in_the_sessions_work(api, session_s1, alice_token):
+    answer = report(api, alice_token, repo="acme/shop", branch="fix-login", commit=HEAD)
+    assert answer.status == 201
+    assert answer.json()["session"]["work"] == {
+        "repo": "acme/shop",
+        "branch": "fix-login",
+        "commit": HEAD,
+        "pr": None,
+        "checks": None,
+    }
+
+
+def test_checks_and_a_pull_request_roll_up_in_the_view(api, session_s1, alice_token):
+    report(api, alice_token, commit=HEAD, pr=94, pr_url="https://github.com/acme/shop/pull/94")
+    report(api, alice_token, commit=HEAD, check="ci/test", check_state="failure")
+    report(api, alice_token, commit=HEAD, check="lint", check_state="success")
+    found = view(api, alice_token)["work"]
+    assert found["pr"] == {
+        "number": 94,
+        "url": "https://github.com/acme/shop/pull/94",
+        "state": None,
+    }
+    assert found["checks"] == {
+        "commit": HEAD,
+        "state": "failure",
+        "runs": {"ci/test": "failure", "lint": "success"},
+    }
+
+
+def test_a_report_is_not_activity(api, alice, alice_token):
+    then = timezone.now() - timedelta(hours=2)
+    append_event("quiet", START, {"title": "Quiet"}, user=alice, now=then)
+    assert report(api, alice_token, session="quiet", branch="x").status == 201
+    found = view(api, alice_token, "quiet")
+    assert found["stale"] is True
+    assert found["last_activity"] < found["last_event_at"]
+
+
+def test_a_closed_session_takes_a_report_and_refuses_anything_else(api, session_s1, alice_token):
+    api("POST", f"{session_s1}/events", {"type": "session_close"}, token=alice_token)
+    assert report(api, alice_token, pr=3, pr_state="merged").status == 201
+    refused = api("POST", f"{session_s1}/events", {"type": "session_progress"}, token=alice_token)
+    assert_error(refused, 409, "transition_not_allowed")
+    assert view(api, alice_token)["outcome"] == "done"  # the close stands
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({}, "repo"),
+        ({"check": "ci", "check_state": "success"}, "commit"),
+        ({"commit": HEAD, "check": "ci"}, "check_state"),
+        ({"pr_state": "open"}, "pr"),
+        ({"branch": "a..b"}, "branch"),
+        ({"branch": "-x"}, "branch"),
+        ({"branch": "has space"}, "branch"),
+        ({"repo": "no-slash"}, "repo"),
+        ({"commit": "ABC"}, "commit"),
+        ({"pr": True}, "pr"),
+        ({"pr": 5.0}, "pr"),
+        ({"pr": 0}, "pr"),
+        ({"pr": None}, "pr"),
+        ({"pr": 1, "pr_url": "ftp://x"}, "pr_url"),
+        ({"pr": 1, "pr_state": "gone"}, "pr_state"),
+    ],
+)
+def test_a_bad_report_is_refused_with_its_field_named_and_writes_nothing(
+    api, session_s1, alice_token, fields, named
+):
+    before = count()
+    answer = report(api, alice_token, **fields)
+    body = assert_error(answer, 400, "invalid")
+    assert named in body["fields"], body
+    assert count() == before
+
+
+def test_a_url_for_a_pull_request_reported_before_is_taken(api, session_s1, alice_token):
+    report(api, alice_token, pr=7)
+    assert report(api, alice_token, pr_url="https://github.com/acme/shop/pull/7").status == 201
+
+
+def test_a_merge_closes_the_session_and_fences_its_worker(api, session_s1, alice_token):
+    answer = report(api, alice_token, pr=94, pr_state="merged", commit=HEAD)
+    assert answer.status == 201
+    closed = answer.json()["session"]
+    assert (closed["status"], closed["outcome"]) == ("closed", "done")
+    assert closed["next_action"] == f"PR #94 merged at {HEAD}"
+    assert [e.type for e in Event.objects.filter(session="s1").order_by("seq")] == [
+        START,
+        WORK,
+        vocabulary.CLOSE,
+    ]
+    pushed = api("POST", f"{session_s1}/events", {"type": "session_progress"}, token=alice_token)
+    body = assert_error(pushed, 409, "transition_not_allowed")
+    assert f"PR #94 merged at {HEAD}" in body["detail"]
+
+
+def test_a_merge_without_a_commit_names_the_sessions_head(api, session_s1, alice_token):
+    report(api, alice_token, commit=HEAD, pr=5)
+    report(api, alice_token, pr_state="merged")
+    assert view(api, alice_token)["next_action"] == f"PR #5 merged at {HEAD}"
+
+
+def test_a_repeated_merge_appends_nothing(api, session_s1, alice_token):
+    for _ in range(2):
+        report(api, alice_token, key="delivery-1", pr=94, pr_state="merged")
+    assert count() == 3
+
+
+def test_a_merge_with_one_place_left_appends_only_its_close(
+    api, session_s1, alice_token, monkeypatch
+):
+    monkeypatch.setattr(vocabulary, "MAX_STREAM_EVENTS", 2)
+    assert report(api, alice_token, pr=94, pr_state="merged").status == 201
+    assert [e.type for e in Event.objects.filter(session="s1").order_by("seq")] == [
+        START,
+        vocabulary.CLOSE,
+    ]
