@@ -10,3 +10,13 @@ def stored_username(user_model: type[AbstractBaseUser], pk: object) -> str | Non
         user_model.USERNAME_FIELD, flat=True
     )
     return next(iter(found), None)
+
+
+def service_user(user_model: type[AbstractBaseUser], username: str) -> AbstractBaseUser:
+    """The user `username`, made on first use with no usable password: an integration's
+    own, which appends events and can never sign in."""
+    user, made = user_model._default_manager.get_or_create(**{user_model.USERNAME_FIELD: username})
+    if made:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user

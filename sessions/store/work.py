@@ -69,3 +69,30 @@ def work_events(session: str, facts: Sequence[EventRecord] | None = None) -> lis
     head = head_report(facts)
     checks = checks_at(session, head.commit) if head is not None else []
     return sorted({r.seq: r for r in [*facts, *checks]}.values(), key=lambda r: r.seq)
+
+
+def _candidates_sql(branches: int, by_commit: bool) -> str:
+    where = []
+    if branches:
+        marks = ", ".join(["%s"] * branches)
+        where.append(f"SELECT session FROM {TABLE} WHERE branch IN ({marks}) AND {_WORK}")
+    if by_commit:
+        where.append(
+            f"SELECT session FROM {TABLE} WHERE commit_sha = %s AND {_WORK} AND check_name IS NULL"
+        )
+    return (
+        f"SELECT session, timestamp FROM {TABLE} WHERE seq = 1"
+        f" AND type = '{vocabulary.START}' AND session IN ({' UNION '.join(where)})"
+        " ORDER BY timestamp DESC, session DESC"
+    )
+
+
+def sessions_reporting(branches: Sequence[str], commit: str | None) -> list[str]:
+    """The sessions that ever reported one of `branches`, or `commit` as their head,
+    latest-opened first (by the work indexes): the candidates of a forge's delivery,
+    whose current work the caller checks."""
+    if not branches and commit is None:
+        return []
+    sql = _candidates_sql(len(branches), commit is not None)
+    params = [*branches, *([commit] if commit is not None else [])]
+    return [session for session, _ in run_prepared(sql, params)]

@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sessions.web",
             "sessions.api",
             "sessions.webhooks",
+            "sessions.integrations",
             "sessions.management",
             "sessions.admin",
             "sessions.urls",
@@ -50,6 +51,7 @@ SURFACES = (
     "sessions.web",
     "sessions.api",
     "sessions.webhooks",
+    "sessions.integrations",
     "sessions.management",
     "sessions.admin",
 )
