@@ -27,7 +27,7 @@ import os
 import time
 from pathlib import Path
 
-from ct import files, spooling
+from ct import files, gitfacts, spooling
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.lines import attempt_lines
 from ct.text import clean
@@ -127,6 +127,18 @@ class Hook:
             spooling.flush(self.tower, self.spool, self.deadline)
         return view
 
+    def report_work(self) -> None:
+        """A `session_work` with the checkout's repo, branch and head commit, when they
+        moved since the last one this Claude Code session's hooks sent (read from `.git`:
+        no git process, so a tool call costs a few small reads)."""
+        found = gitfacts.facts(Path(self.payload.get("cwd") or "."))
+        if found is None or found.commit is None:
+            return  # no commit yet: nothing has landed (the title says the branch)
+        if self.record.get("reported_work") == list(found):
+            return
+        self.remember(reported_work=list(found))
+        self.append({"type": "session_work", **found.report()})
+
     def heartbeat_due(self) -> bool:
         """Whether this call sends the minute's heartbeat: a look without the lock first
         (the throttled path), then a check-and-set under it, so that of racing hooks
@@ -185,10 +197,11 @@ class Hook:
             return None
         files.remember(self.session, view)
         if view["status"] == "closed":
-            if view.get("outcome") != "lapsed":
+            told = fenced(view)
+            if told is None:
                 return None
-            self.remember(fenced=fenced(view))
-            return self.say(self.record["fenced"], deny=True)
+            self.remember(fenced=told)
+            return self.say(told, deny=True)
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
         if not fresh:
@@ -264,12 +277,24 @@ def _relative(path: str, cwd: str) -> str:
     return path[len(folder) :] if path.startswith(folder) else path
 
 
-def fenced(view: dict) -> str:
-    return (
-        f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
-        f"someone else has taken this work over ({view.get('next_action') or 'reclaimed'}). "
-        "Do not change anything more for it; tell the person and end here."
-    )
+def fenced(view: dict) -> str | None:
+    """What an agent whose session someone else closed is told at every tool call from
+    then on: reclaimed (it lapsed, and another took the node over), or merged (its pull
+    request is in); None for any other close."""
+    if view.get("outcome") == "lapsed":
+        return (
+            f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
+            f"someone else has taken this work over ({view.get('next_action') or 'reclaimed'}). "
+            "Do not change anything more for it; tell the person and end here."
+        )
+    pr = (view.get("work") or {}).get("pr") or {}
+    if pr.get("state") == "merged":
+        said = view.get("next_action") or f"PR #{pr.get('number')} merged"
+        return (
+            f"STOP. Control Tower: {said}: your work is in; stop pushing to this branch. "
+            "Tell the person and end here."
+        )
+    return None
 
 
 def messages_text(messages: list[dict]) -> str:
@@ -297,6 +322,7 @@ def on_session_start(hook: Hook) -> dict | None:
     hook.begin(session, generation)
     request = spooling.entry("POST", "/sessions", body, session)
     spooling.send(hook.tower, request, hook.spool, hook.deadline)
+    hook.report_work()
     return None
 
 
@@ -313,6 +339,7 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
         return None
     files.remember(claimed["id"], claimed)
     hook.begin(claimed["id"], generation)
+    hook.report_work()
     text = "\n".join(
         [
             f"Control Tower: you work on node {claimed['node']} of plan {plan}: "
@@ -347,6 +374,7 @@ def on_post_tool_use(hook: Hook) -> dict | None:
         hook.remember(blocked_by_hook=False)
         hook.append({"type": "session_unblock", "note": "resumed"})
         return None
+    hook.report_work()  # the head may have moved (a commit, a checkout)
     payload = hook.payload
     tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
     note = doing(tool, payload.get("tool_input"), cwd)
@@ -438,25 +466,10 @@ def log(text: str) -> None:
 
 
 def title_of(folder: Path) -> str:
-    """The git branch checked out in `folder`, else the folder's name (read from the
-    files, not by running git: a hook starts fast)."""
-    for place in (folder, *folder.parents):
-        dot_git = place / ".git"
-        head = None
-        if dot_git.is_dir():
-            head = dot_git / "HEAD"
-        elif dot_git.is_file():
-            found = dot_git.read_text(errors="replace").strip()
-            if found.startswith("gitdir:"):
-                head = (place / found.removeprefix("gitdir:").strip()) / "HEAD"
-        if head is not None:
-            try:
-                ref = head.read_text(errors="replace").strip()
-            except OSError:
-                break
-            if ref.startswith("ref: refs/heads/"):
-                return ref.removeprefix("ref: refs/heads/")[:TITLE_MAX]
-            break
+    """The git branch checked out in `folder`, else the folder's name."""
+    found = gitfacts.facts(folder)
+    if found is not None and found.branch:
+        return found.branch[:TITLE_MAX]
     return (folder.resolve().name or "claude-code")[:TITLE_MAX]
 
 

@@ -3,10 +3,12 @@ runs it (`command`), as `gh` pairs an options struct with its command; `parser` 
 the command line from every declared one."""
 
 import argparse
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ct.client import Tower
+from ct.client import USAGE, Tower
 
 # The flags a command shares with others: none, the reading ones (--json, --session),
 # or the acting ones (those and --expected-seq, --idempotency-key).
@@ -24,6 +26,25 @@ class Command:
 
 
 COMMANDS: list[Command] = []
+
+
+class Failed(Exception):
+    """A command that cannot go on: what to print and the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def say(args: argparse.Namespace, answer: dict, line: str) -> None:
+    print(json.dumps(answer, indent=2) if args.json else line)
+
+
+def session_of(args: argparse.Namespace) -> str:
+    session = getattr(args, "session", None) or os.environ.get("CT_SESSION")
+    if not session:
+        raise Failed("which session? give --session ID or set CT_SESSION", USAGE)
+    return session
 
 
 def no_flags(parser: argparse.ArgumentParser) -> None:

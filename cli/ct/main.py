@@ -11,13 +11,19 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
-from ct import claude_code, files, hook_settings, spooling
+from ct import (
+    claude_code,
+    files,
+    following,  # noqa: F401 (its commands declare themselves)
+    gitfacts,
+    hook_settings,
+    spooling,
+)
 from ct.client import (
     DONE,
     NOT_ALLOWED,
-    REFUSED,
-    TIMED_OUT,
     UNREACHABLE,
     USAGE,
     NotSignedIn,
@@ -27,39 +33,13 @@ from ct.client import (
     new_key,
     save_login,
 )
-from ct.commands import BARE, READING, command, parser
-from ct.lines import attempt_lines, event_line, session_line
+from ct.commands import BARE, READING, Failed, command, parser, say, session_of
+from ct.lines import attempt_lines, session_line
 
 OUTCOMES = ("done", "failed", "abandoned")
-WAIT_UNTIL = ("unblocked", "closed", "changed")
-FEED_PAGE = 100
-# `ct wait` and `ct feed --follow` ask the feed this often: one small request each time.
-DEFAULT_INTERVAL = 2.0
-
-
-class Failed(Exception):
-    """A command that cannot go on: what to print and the exit status."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-# Output -----------------------------------------------------------------------------
-
-
-def say(args: argparse.Namespace, answer: dict, line: str) -> None:
-    print(json.dumps(answer, indent=2) if args.json else line)
 
 
 # Commands ---------------------------------------------------------------------------
-
-
-def session_of(args: argparse.Namespace) -> str:
-    session = getattr(args, "session", None) or os.environ.get("CT_SESSION")
-    if not session:
-        raise Failed("which session? give --session ID or set CT_SESSION", USAGE)
-    return session
 
 
 def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> dict:
@@ -240,145 +220,39 @@ def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
     say(args, claimed, "\n".join(lines))
 
 
-def feed_page(tower: Tower, after: int, stream: str | None = None, limit: int = FEED_PAGE):
-    query = {"after": after, "limit": limit, "stream": stream}
-    return tower.request("GET", "/feed", query=query)
-
-
-def _feed_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--after", type=int, default=0, metavar="P", help="start after position P")
-    parser.add_argument("--stream", metavar="ID", help="only this session's or plan's events")
-    parser.add_argument("--follow", action="store_true", help="keep following (Ctrl-C stops)")
-    parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help=argparse.SUPPRESS)
-
-
-@command("feed", "Every event in order, after a position.", _feed_flags, shared=READING)
-def cmd_feed(args: argparse.Namespace, tower: Tower) -> None:
-    after = args.after
-    while True:
-        page = feed_page(tower, after, args.stream)
-        for item in page["items"]:
-            print(json.dumps(item) if args.json else event_line(item), flush=True)
-        after = page["next_after"]
-        if not args.follow:
-            if not args.json:
-                print(f"next: ct feed --after {after}")
-            return
-        if not page["items"]:
-            time.sleep(args.interval)
-
-
-def _wait_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="SESSION", nargs="?")
-    parser.add_argument("--until", choices=WAIT_UNTIL, required=True)
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="give up after (exit 5)")
-    parser.add_argument("--after", type=int, metavar="P", help="follow from position P")
-    parser.add_argument(
-        "--interval",
-        type=float,
-        default=DEFAULT_INTERVAL,
-        metavar="SECONDS",
-        help=f"between feed requests (default {DEFAULT_INTERVAL:g})",
-    )
+def _work_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", metavar="R", help="owner/name")
+    parser.add_argument("--branch", metavar="B", help="the branch, without refs/heads/")
+    parser.add_argument("--commit", metavar="C", help="the head commit's full id")
+    parser.add_argument("--pr", type=int, metavar="N", help="the pull request's number")
+    parser.add_argument("--pr-url", metavar="U", help="the pull request's page")
+    parser.add_argument("--pr-state", choices=("open", "merged", "closed"))
 
 
 @command(
-    "wait",
-    "Wait until a session is unblocked, closed or changed.",
-    _wait_flags,
-    shared=READING,
+    "work", "Say where the work lands (default: this checkout's repo, branch, head).", _work_flags
 )
-def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
-    """Follow the feed narrowed to the session from the position of the last event this
-    machine's `ct` appended to it (a block, typically), so that an answer that landed
-    between the block and the wait is not missed; knowing none, from now on. A wait the
-    view shows is already over, with nothing on the feed to say more, ends at once.
-
-    A tower that stops answering (a restart, a deploy) is asked again at every interval
-    until `--timeout`, which also bounds each request: the wait is never lost to a
-    restart, and never outlives its timeout."""
-    session = args.target or session_of(args)
-    deadline = None if args.timeout is None else time.monotonic() + args.timeout
-    ask = _riding_out(tower, deadline, args)
-    after = args.after
-    if after is None:
-        after = files.read_json(files.stream_state_path(session)).get("position")
-    if after is None:  # now, taken before the view: nothing falls between the two
-        after = ask("/feed", {"after": 0, "limit": 0, "stream": session})["next_after"]
-    view = ask(f"/sessions/{session}")
-    over = _over(args.until, view)
-    while True:
-        page = ask("/feed", {"after": after, "limit": FEED_PAGE, "stream": session})
-        for item in page["items"]:
-            note = _reached(args.until, item)
-            if note is not False:
-                view = ask(f"/sessions/{session}")
-                say(args, view, _waited_line(args.until, view, note))
-                return
-        after = page["next_after"]
-        if page["items"]:
-            continue
-        if over:
-            say(args, view, _waited_line(args.until, view, view.get("next_action")))
-            return
-        _pause(args, deadline, session)
-
-
-# The longest one request of a wait may take when no --timeout bounds it.
-WAIT_REQUEST_SECONDS = 10.0
-
-
-def _riding_out(tower: Tower, deadline: float | None, args: argparse.Namespace):
-    """`ask(path, query)`: a GET that, while the tower does not answer, asks again after
-    each interval until the wait's deadline (then `Failed`, timed out)."""
-
-    def ask(path: str, query: dict | None = None) -> dict:
-        while True:
-            left = WAIT_REQUEST_SECONDS
-            if deadline is not None:
-                left = min(left, deadline - time.monotonic())
-            try:
-                return tower.request("GET", path, query=query, timeout=left)
-            except Unreachable:
-                _pause(args, deadline, args.target or session_of(args))
-
-    return ask
-
-
-def _pause(args: argparse.Namespace, deadline: float | None, session: str) -> None:
-    """Sleep one interval, or until the deadline; past it, the wait has timed out."""
-    if deadline is not None and time.monotonic() >= deadline:
-        raise Failed(f"{session}: not {args.until} after {args.timeout:g} s", TIMED_OUT)
-    pause = args.interval
-    if deadline is not None:
-        pause = max(0.0, min(pause, deadline - time.monotonic()))
-    time.sleep(pause)
-
-
-def _over(until: str, view: dict) -> bool:
-    if until == "unblocked":
-        if view["status"] == "closed":
-            raise Failed(f"{view['id']} was closed, never to be unblocked", REFUSED)
-        return view["status"] != "blocked"
-    return until == "closed" and view["status"] == "closed"
-
-
-def _reached(until: str, item: dict):
-    """The event's note when it is what the wait waits for (None: no note); False if not."""
-    if until == "changed":
-        return item.get("note") or item.get("reason")
-    if until == "unblocked" and item["type"] == "session_unblock":
-        return item.get("note")
-    if item["type"] == "session_close":
-        if until == "unblocked":
-            raise Failed(f"{item['session']} was closed before it was unblocked", REFUSED)
-        return item.get("note")
-    return False
-
-
-def _waited_line(until: str, view: dict, note: str | None) -> str:
-    said = f"\n{note}" if note else ""
-    return f"{until}: {session_line(view)}{said}"
+def cmd_work(args: argparse.Namespace, tower: Tower) -> None:
+    given = {
+        "repo": args.repo,
+        "branch": args.branch,
+        "commit": args.commit,
+        "pr": args.pr,
+        "pr_url": args.pr_url,
+        "pr_state": args.pr_state,
+    }
+    body = {name: value for name, value in given.items() if value is not None}
+    if not body:
+        found = gitfacts.facts(Path.cwd())
+        body = found.report() if found is not None else {}
+    if not body:
+        raise Failed(
+            "nothing to report: give --repo, --branch, --commit or --pr, or run it in a"
+            " git checkout",
+            USAGE,
+        )
+    answer = append(args, tower, session_of(args), {"type": "session_work", **body})
+    say(args, answer, f"reported {session_line(answer['session'])}")
 
 
 def _login_flags(parser: argparse.ArgumentParser) -> None:
