@@ -196,6 +196,18 @@ TOOLS = [
         fixed={"type": vocabulary.MESSAGE},
     ),
     Tool(
+        "record_work",
+        "POST",
+        "/sessions/{session_id}/events",
+        "Say where your work lands in the code: `repo` (owner/name), `branch`, `commit`"
+        " (the head's full id), `pr` with `pr_url` and `pr_state`, or a `check` with its"
+        " `check_state` and the `commit` it ran on. Any status, even closed; the status"
+        " stays, and it is not a heartbeat. `pr_state: merged` closes an open session."
+        + _REFUSALS_OF_AN_APPEND,
+        body=requests.WorkEvent,
+        fixed={"type": vocabulary.WORK},
+    ),
+    Tool(
         "get_session",
         "GET",
         "/sessions/{session_id}",

@@ -25,6 +25,7 @@ CONTRACT_TOOLS = {
     "close_session",
     "progress_session",
     "message_session",
+    "record_work",
     "get_session",
     "list_sessions",
     "create_plan",
@@ -154,6 +155,19 @@ def test_a_heartbeat_and_a_message_through_the_tools_keep_the_status(mcp, alice_
         0,
         "read it",
     )
+
+
+def test_where_the_work_lands_is_recorded_through_the_tools(mcp, alice_token):
+    head = "3f2c" + "0" * 36
+
+    async def steps(client):
+        await client.call_tool("start_session", {"session_id": "fix-login", "title": "Fix"})
+        reported = {"session_id": "fix-login", "repo": "acme/shop", "branch": "fix", "commit": head}
+        return await client.call_tool("record_work", reported)
+
+    recorded = mcp(alice_token, steps)
+    work = recorded.structured_content["session"]["work"]
+    assert (work["repo"], work["branch"], work["commit"]) == ("acme/shop", "fix", head)
 
 
 def test_a_claim_through_the_tools_carries_the_last_attempt(mcp, alice_token, alice):
