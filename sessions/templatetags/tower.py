@@ -68,6 +68,21 @@ def next_besides_blockers(view):
     return None if said_as_blocker else view.next_action
 
 
+# One mark per rollup: its shape says it as well as its colour.
+_CHECK_MARKS = {"success": "✓", "pending": "●", "failure": "✗"}
+
+
+@register.filter
+def check_mark(state):
+    return _CHECK_MARKS.get(state, "?")
+
+
+@register.filter
+def check_runs(checks):
+    """Each run's name and state, for the checks mark's hover."""
+    return ", ".join(f"{name}: {state}" for name, state in checks.runs.items())
+
+
 @register.filter
 def words(name):
     """A state's name as words: `upstream_failed` → `upstream failed`."""
