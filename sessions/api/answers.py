@@ -34,7 +34,7 @@ class TimeInState(Schema):
 
 
 class Attention(Schema):
-    kind: Literal["stale", "blocked_long", "review_long", "lapsed"]
+    kind: Literal["stale", "blocked_long", "review_long", "lapsed", "checks_failed"]
     since: Timestamp
 
 

@@ -10,10 +10,12 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import WORK
+from sessions.domain.vocabulary import IN_REVIEW, WORK
 
 FAILURE, PENDING, SUCCESS = "failure", "pending", "success"
 MERGED = "merged"
+# The attention of a session in review whose checks at its head are red: review waits.
+CHECKS_FAILED = "checks_failed"
 
 
 class PullRequest(NamedTuple):
@@ -103,6 +105,13 @@ def failing_since(events: Sequence[EventRecord]) -> datetime | None:
         elif since is None:
             since = event.timestamp
     return since
+
+
+def checks_failed_since(status: str | None, events: Sequence[EventRecord]) -> datetime | None:
+    """Since when a session in review has had red checks at its head (attention
+    `checks_failed`), or None. `events` may be only its head's report and the check runs
+    at that commit: nothing else bears on it."""
+    return failing_since(events) if status == IN_REVIEW else None
 
 
 def merge_note(pr: int, commit: str | None) -> str:

@@ -13,8 +13,9 @@ from datetime import datetime
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain import projections, vocabulary
+from sessions.domain import projections, vocabulary, work
 from sessions.readmodels import open_sessions, plan_graphs
+from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept, always
 from sessions.readmodels.session_views import thresholds, whole_streams
 from sessions.store.board import BoardRow
@@ -73,6 +74,13 @@ def needing_attention(
         lease = leases.get(row.plan) if row.status == vocabulary.ACTIVE else None
         if projections.is_lapsed(since, now, lease):
             kind, cut_off = projections.LAPSED, now - lease
+        red_since = (
+            work_model.checks_failed_since(row.session, row.status)
+            if at is None and row.status == vocabulary.IN_REVIEW
+            else None
+        )
+        if red_since is not None:  # overdue from the moment the checks turned red
+            kind, since, cut_off = work.CHECKS_FAILED, red_since, now
         if since < cut_off:
             found.append((since - cut_off, row.session, kind, since))
     found.sort()  # the longest overdue (the most before its cut-off) first

@@ -72,7 +72,20 @@ def project(
         session_id, events, now, limits, blocker_count, time_spent, message_count, lease
     )
     found = work.work(events) if whole else work_model.work_of(session_id, events)
-    return replace(view, work=found) if found is not None else view
+    if found is None:
+        return view
+    red = found.checks is not None and found.checks.state == work.FAILURE
+    since = None
+    if red and view.status == vocabulary.IN_REVIEW:
+        since = (
+            work.checks_failed_since(view.status, events)
+            if whole
+            else work_model.checks_failed_since(session_id, view.status)
+        )
+    # Red checks in review come before stale, blocked and review waits (DESIGN.md, "Time
+    # and attention"; a session in review is never lapsed).
+    attention = projections.Attention(work.CHECKS_FAILED, since) if since else view.attention
+    return replace(view, work=found, attention=attention)
 
 
 def session_views(

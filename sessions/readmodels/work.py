@@ -44,3 +44,10 @@ def sessions_at(
             if len(found) == most:
                 break
     return found
+
+
+def checks_failed_since(session_id: str, status: str | None) -> object:
+    """Since when the session, in review, has had red checks at its head, or None."""
+    if status != vocabulary.IN_REVIEW:
+        return None
+    return work.checks_failed_since(status, work_rows.head_and_checks(session_id))

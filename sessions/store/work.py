@@ -96,3 +96,13 @@ def sessions_reporting(branches: Sequence[str], commit: str | None) -> list[str]
     sql = _candidates_sql(len(branches), commit is not None)
     params = [*branches, *([commit] if commit is not None else [])]
     return [session for session, _ in run_prepared(sql, params)]
+
+
+def head_and_checks(session: str) -> list[EventRecord]:
+    """The report that set the session's head commit and the check runs at it, in stream
+    order: what red checks' moment depends on (none without a head)."""
+    head = head_report(work_facts(session))
+    if head is None:
+        return []
+    runs = checks_at(session, head.commit)
+    return sorted({r.seq: r for r in [head, *runs]}.values(), key=lambda r: r.seq)

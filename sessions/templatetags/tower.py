@@ -213,6 +213,7 @@ ATTENTION_WORDS = {
     "blocked_long": "blocked",
     "review_long": "in review",
     "lapsed": "lapsed, silent",
+    "checks_failed": "in review with red checks",
 }
 
 

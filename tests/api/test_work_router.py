@@ -151,3 +151,24 @@ def test_a_merge_with_one_place_left_appends_only_its_close(
         START,
         vocabulary.CLOSE,
     ]
+
+
+def test_in_review_with_red_checks_needs_attention_since_they_turned_red(
+    api, session_s1, alice_token
+):
+    report(api, alice_token, commit=HEAD)
+    api("POST", f"{session_s1}/events", {"type": "session_review"}, token=alice_token)
+    red = report(api, alice_token, commit=HEAD, check="ci/test", check_state="failure")
+    turned = red.json()["event"]["timestamp"]
+    found = view(api, alice_token)["attention"]
+    assert found == {"kind": "checks_failed", "since": turned}
+    listed = api("GET", "/api/sessions?attention=true", token=alice_token).json()["items"]
+    assert [v["id"] for v in listed] == ["s1"]
+
+
+def test_green_checks_in_review_need_no_attention(api, session_s1, alice_token):
+    report(api, alice_token, commit=HEAD)
+    api("POST", f"{session_s1}/events", {"type": "session_review"}, token=alice_token)
+    report(api, alice_token, commit=HEAD, check="ci/test", check_state="failure")
+    report(api, alice_token, commit=HEAD, check="ci/test", check_state="success")
+    assert view(api, alice_token)["attention"] is None
