@@ -68,7 +68,7 @@ def measure(name: str, url: str, rows: list) -> None:
                         check=True,
                     )
                 samples.append(hook_ms(env, event, cwd))
-                end_flushers()
+                end_flushers(home)
         rows.append(
             [
                 name,

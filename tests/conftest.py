@@ -58,11 +58,12 @@ def spans(events):
 
 
 @pytest.fixture(autouse=True)
-def no_flusher_left_behind():
+def no_flusher_left_behind(tmp_path_factory):
     """A hook that leaves its spool full starts a background flusher, which retries for
-    a day: each test ends the ones it started."""
+    a day: each test ends the ones this run started (their state folders are under its
+    temporary folder)."""
     yield
-    end_flushers()
+    end_flushers(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(autouse=True)

@@ -34,15 +34,20 @@ def send(tower: Tower, request: dict, spool: files.Spool, deadline: float) -> bo
     return flush(tower, spool, deadline)
 
 
+def _sent(tower: Tower, entry: dict, deadline: float) -> dict:
+    """The tower's answer to one spool entry, under its own idempotency key."""
+    return tower.request(
+        entry["method"],
+        entry["path"],
+        body=_body(entry),
+        key=entry["key"],
+        timeout=deadline - time.monotonic(),
+    )
+
+
 def _send_unspooled(tower: Tower, request: dict, deadline: float) -> bool:
     try:
-        answer = tower.request(
-            request["method"],
-            request["path"],
-            body=_body(request),
-            key=request["key"],
-            timeout=deadline - time.monotonic(),
-        )
+        answer = _sent(tower, request, deadline)
     except (Unreachable, Refused):
         return False
     files.remember(request.get("session"), answer)
@@ -81,13 +86,7 @@ def _send_all(tower: Tower, spool: files.Spool, deadline: float) -> bool:
             spool.drop_first()
             continue
         try:
-            answer = tower.request(
-                waiting["method"],
-                waiting["path"],
-                body=_body(waiting),
-                key=waiting["key"],
-                timeout=left,
-            )
+            answer = _sent(tower, waiting, deadline)
         except Unreachable:
             return False
         except Refused as refusal:

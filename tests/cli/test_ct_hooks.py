@@ -26,15 +26,6 @@ SESSION = f"cc-{SID}"
 
 
 @pytest.fixture
-def repo(tmp_path):
-    """A git checkout on branch fix-login (as git writes it: .git/HEAD)."""
-    folder = tmp_path / "repo"
-    (folder / ".git").mkdir(parents=True)
-    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
-    return folder
-
-
-@pytest.fixture
 def env(tmp_path, live_server, token):
     return ct_env(tmp_path / "home", live_server.url, token)
 

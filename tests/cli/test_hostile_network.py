@@ -28,14 +28,6 @@ HOOK_DEADLINE_SECONDS = 2.0
 
 
 @pytest.fixture
-def repo(tmp_path):
-    folder = tmp_path / "repo"
-    (folder / ".git").mkdir(parents=True)
-    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
-    return folder
-
-
-@pytest.fixture
 def env(tmp_path, live_server, token):
     return ct_env(tmp_path / "home", live_server.url, token)
 
@@ -219,17 +211,18 @@ def test_a_hook_that_leaves_events_spooled_starts_one_flusher_that_sends_them_an
     hook(away, repo, "SessionStart")
     hook(away, repo, "Stop")
     assert len(spooled(env)) == 2
-    assert len(flushers()) == 1  # one per user, however many hooks spooled
+    mine = env["XDG_STATE_HOME"]
+    assert len(flushers(mine)) == 1  # one per user, however many hooks spooled
     with Relay(port, urlsplit(live_server.url).port):  # the tower is back
         deadline = time.monotonic() + 40  # its tries: after 2, 6, 14 and 30 s
-        while (types_of() != [START, "session_block"] or flushers()) and (
+        while (types_of() != [START, "session_block"] or flushers(mine)) and (
             time.monotonic() < deadline
         ):
             time.sleep(0.2)
     log = Path(f"{state(env)}/hook.log")
     assert types_of() == [START, "session_block"], log.read_text() if log.exists() else ""
     assert spooled(env) == []
-    assert flushers() == []  # it exits once the spool is empty
+    assert flushers(mine) == []  # it exits once the spool is empty
 
 
 def test_every_ct_command_sends_the_spool_first(env, repo):

@@ -40,18 +40,17 @@ def _not_the_tower(connection: socket.socket, stop: threading.Event) -> None:
 BEHAVIOURS = {"dribbling": _dribble, "silent": _silent, "proxy_404": _not_the_tower}
 
 
-class BadTower:
-    """A server on a loopback port answering every request as `behaviour` says; used as
-    a context manager (`url` while it runs). `connections` counts what reached it."""
+class _LoopbackServer:
+    """A server on a loopback port (0: any free one) that hands each connection to
+    `_handle` in a thread of its own; a context manager that stops it on exit."""
 
-    def __init__(self, behaviour: str) -> None:
-        self.behave = BEHAVIOURS[behaviour]
-        self.listener = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, port: int = 0) -> None:
+        self.listener = socket.create_server(("127.0.0.1", port))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.stop = threading.Event()
         self.connections = 0
 
-    def __enter__(self) -> "BadTower":
+    def __enter__(self):
         threading.Thread(target=self._serve, daemon=True).start()
         return self
 
@@ -66,41 +65,39 @@ class BadTower:
             except OSError:
                 return
             self.connections += 1
-            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+            threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
 
-    def _answer(self, connection: socket.socket) -> None:
+    def _handle(self, connection: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class BadTower(_LoopbackServer):
+    """A server on a loopback port answering every request as `behaviour` says; used as
+    a context manager (`url` while it runs). `connections` counts what reached it."""
+
+    def __init__(self, behaviour: str) -> None:
+        super().__init__()
+        self.behave = BEHAVIOURS[behaviour]
+
+    def _handle(self, connection: socket.socket) -> None:
         with connection, contextlib.suppress(OSError):
             connection.settimeout(LONGEST_SECONDS)
             connection.recv(65536)  # the request (its first part is enough)
             self.behave(connection, self.stop)
 
 
-class Relay:
+class Relay(_LoopbackServer):
     """Relays connections at loopback `port` to `target` (a live tower's port): the tower
     coming back where nothing answered before."""
 
     def __init__(self, port: int, target: int) -> None:
+        super().__init__(port)
         self.target = target
-        self.listener = socket.create_server(("127.0.0.1", port))
-        self.stop = threading.Event()
 
-    def __enter__(self) -> "Relay":
-        threading.Thread(target=self._serve, daemon=True).start()
-        return self
-
-    def __exit__(self, *_) -> None:
-        self.stop.set()
-        self.listener.close()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                incoming, _ = self.listener.accept()
-            except OSError:
-                return
-            outgoing = socket.create_connection(("127.0.0.1", self.target))
-            for source, sink in ((incoming, outgoing), (outgoing, incoming)):
-                threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
+    def _handle(self, incoming: socket.socket) -> None:
+        outgoing = socket.create_connection(("127.0.0.1", self.target))
+        for source, sink in ((incoming, outgoing), (outgoing, incoming)):
+            threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
 
 
 def _pipe(source: socket.socket, sink: socket.socket) -> None:

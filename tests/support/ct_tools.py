@@ -81,22 +81,32 @@ EVENT_FIELDS = {
 }
 
 
-def flushers() -> list[int]:
-    """The pids of the background flushers (`python -m ct.flusher`) running now."""
+def flushers(under: str | Path = "/") -> list[int]:
+    """The pids of the background flushers (`python -m ct.flusher`) running now whose
+    state folder is under `under` (a test's, or a test run's: runs side by side on one
+    machine must not see, or end, each other's)."""
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                words = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"ct.flusher" in words:
-                found.append(int(entry.name))
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ct.flusher" not in words:
+            continue
+        state = next(
+            (v.split(b"=", 1)[1].decode() for v in environment if v.startswith(b"XDG_STATE_HOME=")),
+            "",
+        )
+        if state.startswith(str(under)):
+            found.append(int(entry.name))
     return found
 
 
-def end_flushers() -> None:
-    """End the flushers a test's hooks started (they would retry for a day)."""
-    for pid in flushers():
+def end_flushers(under: str | Path) -> None:
+    """End the flushers a test's hooks started under `under` (they would retry for a day)."""
+    for pid in flushers(under):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
