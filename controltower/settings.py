@@ -217,6 +217,8 @@ MAX_ATTEMPTS = env_int("MAX_ATTEMPTS", 3)
 # append as (made on first use, never able to sign in).
 GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")
 GITHUB_ACTOR = os.environ.get("GITHUB_ACTOR") or "github"
+# Branches many work on at once: two sessions there are not duplicate work.
+SHARED_BRANCHES = env_list("SHARED_BRANCHES", "main,master,trunk,develop")
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

@@ -34,8 +34,11 @@ class TimeInState(Schema):
 
 
 class Attention(Schema):
-    kind: Literal["stale", "blocked_long", "review_long", "lapsed", "checks_failed"]
+    kind: Literal["stale", "blocked_long", "review_long", "lapsed", "duplicate", "checks_failed"]
     since: Timestamp
+    with_: str | None = Field(
+        None, alias="with", description="duplicate: the earlier session on the same branch."
+    )
 
 
 class SessionProgress(Schema):
@@ -309,6 +312,8 @@ def session_json(view: projections.SessionView) -> dict:
     shaped["blockers"] = _blockers_json(view)
     if view.attention is not None:
         shaped["attention"] = {"kind": view.attention.kind, "since": plain(view.attention.since)}
+        if view.attention.other is not None:
+            shaped["attention"]["with"] = view.attention.other
     if view.progress is not None:
         progress = view.progress
         shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}

@@ -344,8 +344,9 @@ LAPSED = "lapsed"
 
 
 class Attention(NamedTuple):
-    kind: str  # stale, blocked_long, review_long or lapsed
+    kind: str  # stale, blocked_long, review_long, lapsed, duplicate or checks_failed
     since: datetime  # when the overdue interval began
+    other: str | None = None  # duplicate work: the earlier session on the same branch
 
 
 def attention(events, now, thresholds=Thresholds(), lease=None):

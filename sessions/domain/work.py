@@ -16,6 +16,8 @@ FAILURE, PENDING, SUCCESS = "failure", "pending", "success"
 MERGED = "merged"
 # The attention of a session in review whose checks at its head are red: review waits.
 CHECKS_FAILED = "checks_failed"
+# The attention of an unclosed session working a branch that an earlier one works too.
+DUPLICATE = "duplicate"
 
 
 class PullRequest(NamedTuple):
@@ -112,6 +114,33 @@ def checks_failed_since(status: str | None, events: Sequence[EventRecord]) -> da
     `checks_failed`), or None. `events` may be only its head's report and the check runs
     at that commit: nothing else bears on it."""
     return failing_since(events) if status == IN_REVIEW else None
+
+
+def place_since(events: Sequence[EventRecord]) -> datetime | None:
+    """The time of the first report after which the session's repo and branch have kept
+    their current values (duplicate work's `since`), or None while either is unknown."""
+    repo = branch = since = None
+    for event in events:
+        if event.type != WORK:
+            continue
+        moved = (event.repo is not None and event.repo != repo) or (
+            event.branch is not None and event.branch != branch
+        )
+        repo = event.repo if event.repo is not None else repo
+        branch = event.branch if event.branch is not None else branch
+        if moved:
+            since = event.timestamp if repo is not None and branch is not None else None
+        elif since is None and repo is not None and branch is not None:
+            since = event.timestamp
+    return since if repo is not None and branch is not None else None
+
+
+def place(found: Work | None, shared: Sequence[str]) -> tuple[str, str] | None:
+    """Where duplicate work is looked for: (repo, compared case-insensitively, branch),
+    or None for no repo or branch, or a branch many work on at once (`shared`)."""
+    if found is None or found.repo is None or found.branch is None or found.branch in shared:
+        return None
+    return found.repo.lower(), found.branch
 
 
 def merge_note(pr: int, commit: str | None) -> str:

@@ -10,6 +10,7 @@ transition wins); what a card shows is always computed by `projections`.
 from collections.abc import Sequence
 from datetime import datetime
 
+from django.conf import settings
 from django.utils import timezone
 
 from sessions import store
@@ -59,6 +60,8 @@ def needing_attention(
         blocked = [row.session for row in rows if row.status == vocabulary.BLOCKED]
         run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
     before = projections.overdue_before(now, limits)
+    open_rows = [row.session for row in rows if row.status != vocabulary.CLOSED]
+    duplicates = work_model.duplicates(open_rows, settings.SHARED_BRANCHES) if at is None else {}
     plans = {row.plan for row in rows if row.plan is not None and row.status == vocabulary.ACTIVE}
     leases = {plan: plan_graphs.lease(plan, at) for plan in plans}
     found = []
@@ -81,11 +84,16 @@ def needing_attention(
         )
         if red_since is not None:  # overdue from the moment the checks turned red
             kind, since, cut_off = work.CHECKS_FAILED, red_since, now
+        other = None
+        if row.session in duplicates and kind != projections.LAPSED:
+            other, since = duplicates[row.session]
+            kind, cut_off = work.DUPLICATE, now
         if since < cut_off:
-            found.append((since - cut_off, row.session, kind, since))
+            found.append((since - cut_off, row.session, kind, since, other))
     found.sort()  # the longest overdue (the most before its cut-off) first
     return [
-        (session_id, projections.Attention(kind, since)) for _, session_id, kind, since in found
+        (session_id, projections.Attention(kind, since, other))
+        for _, session_id, kind, since, other in found
     ]
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from django.conf import settings
 from django.utils import timezone
 
 from sessions import config, store
@@ -82,9 +83,15 @@ def project(
             if whole
             else work_model.checks_failed_since(session_id, view.status)
         )
-    # Red checks in review come before stale, blocked and review waits (DESIGN.md, "Time
-    # and attention"; a session in review is never lapsed).
+    # Red checks in review come before stale, blocked and review waits, duplicate work
+    # before those, lapsed before all (DESIGN.md, "Time and attention").
     attention = projections.Attention(work.CHECKS_FAILED, since) if since else view.attention
+    lapsed = attention is not None and attention.kind == projections.LAPSED
+    if view.status != vocabulary.CLOSED and not lapsed and at is None:
+        duplicate = work_model.duplicate_of(session_id, found, settings.SHARED_BRANCHES)
+        if duplicate is not None:
+            other, since = duplicate
+            attention = projections.Attention(work.DUPLICATE, since, other)
     return replace(view, work=found, attention=attention)
 
 

@@ -51,3 +51,34 @@ def checks_failed_since(session_id: str, status: str | None) -> object:
     if status != vocabulary.IN_REVIEW:
         return None
     return work.checks_failed_since(status, work_rows.head_and_checks(session_id))
+
+
+def duplicates(sessions: Sequence[str], shared: Sequence[str]) -> dict[str, tuple[str, object]]:
+    """Of unclosed `sessions`, those working a repo and branch that an earlier-opened one
+    of them works too: {session: (the earliest such session, since when)}. Repos compare
+    case-insensitively; a branch in `shared` is never duplicate work."""
+    groups: dict[tuple[str, str], list[tuple[object, str]]] = {}
+    for session_id, (repo, branch, opened) in work_rows.places_of(list(sessions)).items():
+        if branch not in shared:
+            groups.setdefault((repo.lower(), branch), []).append((opened, session_id))
+    found = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        first = members[0][1]
+        for _, session_id in members[1:]:
+            since = work.place_since(work_rows.place_events(session_id))
+            if since is not None:
+                found[session_id] = (first, since)
+    return found
+
+
+def duplicate_of(session_id: str, found: work.Work | None, shared: Sequence[str]):
+    """(the earlier session it duplicates, since when) when the session's current work is
+    duplicate work, else None."""
+    here = work.place(found, shared)
+    if here is None:
+        return None
+    others = work_rows.sessions_reporting([found.branch], None)
+    return duplicates([session_id, *others], shared).get(session_id)

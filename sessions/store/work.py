@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from sessions.domain import vocabulary
 from sessions.domain.records import EventRecord
 from sessions.domain.work import head_report
-from sessions.store.database import RECORD_COLUMNS, TABLE, records_from_rows, run_prepared
+from sessions.store.database import (
+    RECORD_COLUMNS,
+    TABLE,
+    moment_read,
+    per_stream,
+    records_from_rows,
+    run_prepared,
+)
 
 _WORK = f"type = '{vocabulary.WORK}'"
 _LATEST_PR = (
@@ -106,3 +113,55 @@ def head_and_checks(session: str) -> list[EventRecord]:
         return []
     runs = checks_at(session, head.commit)
     return sorted({r.seq: r for r in [head, *runs]}.values(), key=lambda r: r.seq)
+
+
+def _last_other(column: str) -> str:
+    """The seq of the latest report of `column` with a value other than its latest."""
+    latest = (
+        f"(SELECT {column} FROM {TABLE} WHERE session = %s AND {_WORK} AND {column} IS NOT NULL"
+        " ORDER BY seq DESC LIMIT 1)"
+    )
+    return (
+        f"COALESCE((SELECT MAX(seq) FROM {TABLE} WHERE session = %s AND {_WORK}"
+        f" AND {column} IS NOT NULL AND {column} <> {latest}), 0)"
+    )
+
+
+# The first report of the current repo and of the current branch since each last held
+# another value: duplicate work's `since` is the later (`domain.work.place_since`).
+_PLACE_SQL = " UNION ALL ".join(
+    [
+        _one(f"repo IS NOT NULL AND seq > {_last_other('repo')}", order="ASC"),
+        _one(f"branch IS NOT NULL AND seq > {_last_other('branch')}", order="ASC"),
+    ]
+)
+
+
+def place_events(session: str) -> list[EventRecord]:
+    """The reports a session's repo and branch have held their values since, in order."""
+    rows = records_from_rows(run_prepared(_PLACE_SQL, [session] * _PLACE_SQL.count("%s")))
+    return sorted({r.seq: r for r in rows}.values(), key=lambda r: r.seq)
+
+
+_PLACES = (
+    "SELECT s.value,"
+    f" (SELECT repo FROM {TABLE} WHERE session = s.value AND {_WORK} AND repo IS NOT NULL"
+    " ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT branch FROM {TABLE} WHERE session = s.value AND {_WORK} AND branch IS NOT NULL"
+    " ORDER BY seq DESC LIMIT 1),"
+    f" (SELECT timestamp FROM {TABLE} WHERE session = s.value AND seq = 1),"
+    f" (SELECT 1 FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.CLOSE}' LIMIT 1)"
+    " FROM {each}"
+)
+
+
+def places_of(sessions: Sequence[str]) -> dict[str, tuple[str, str, object]]:
+    """Each unclosed session's current repo and branch (both reported) and when it was
+    opened: a few index probes a session, in one statement."""
+    if not sessions:
+        return {}
+    return {
+        session: (repo, branch, moment_read(opened))
+        for session, repo, branch, opened, closed in per_stream(_PLACES, sessions)
+        if repo is not None and branch is not None and opened is not None and closed is None
+    }

@@ -214,6 +214,7 @@ ATTENTION_WORDS = {
     "review_long": "in review",
     "lapsed": "lapsed, silent",
     "checks_failed": "in review with red checks",
+    "duplicate": "on a branch another session works",
 }
 
 

@@ -172,3 +172,45 @@ def test_green_checks_in_review_need_no_attention(api, session_s1, alice_token):
     report(api, alice_token, commit=HEAD, check="ci/test", check_state="failure")
     report(api, alice_token, commit=HEAD, check="ci/test", check_state="success")
     assert view(api, alice_token)["attention"] is None
+
+
+def on_branch(api, token, session, repo="acme/shop", branch="fix-login"):
+    assert (
+        api("POST", "/api/sessions", {"id": session, "title": session}, token=token).status == 201
+    )
+    return report(api, token, session=session, repo=repo, branch=branch)
+
+
+def test_a_later_session_on_the_same_repo_and_branch_is_duplicate_work(api, alice_token):
+    on_branch(api, alice_token, "first")
+    reported = on_branch(api, alice_token, "second", repo="ACME/Shop")  # GitHub's case
+    found = view(api, alice_token, "second")["attention"]
+    assert found == {
+        "kind": "duplicate",
+        "since": reported.json()["event"]["timestamp"],
+        "with": "first",
+    }
+    assert view(api, alice_token, "first")["attention"] is None
+    listed = api("GET", "/api/sessions?attention=true", token=alice_token).json()["items"]
+    assert [(v["id"], v["attention"]["kind"]) for v in listed] == [("second", "duplicate")]
+
+
+def test_a_shared_branch_is_never_duplicate_work(api, alice_token):
+    on_branch(api, alice_token, "first", branch="main")
+    on_branch(api, alice_token, "second", branch="main")
+    assert view(api, alice_token, "second")["attention"] is None
+
+
+def test_a_closed_session_on_the_branch_is_not_duplicated(api, alice_token):
+    on_branch(api, alice_token, "first")
+    api("POST", "/api/sessions/first/events", {"type": "session_close"}, token=alice_token)
+    on_branch(api, alice_token, "second")
+    assert view(api, alice_token, "second")["attention"] is None
+
+
+def test_a_duplicate_since_is_when_its_branch_last_became_the_shared_one(api, alice_token):
+    on_branch(api, alice_token, "first")
+    on_branch(api, alice_token, "second", branch="elsewhere")
+    moved = report(api, alice_token, session="second", branch="fix-login")
+    found = view(api, alice_token, "second")["attention"]
+    assert (found["kind"], found["since"]) == ("duplicate", moved.json()["event"]["timestamp"])

@@ -172,3 +172,12 @@ def test_work_never_raises_and_its_checks_are_at_its_commit(given_reports):
     if found is not None and found.checks is not None:
         assert found.checks.commit == found.commit
         assert found.checks.state == work_rules.rollup(found.checks.runs.values())
+
+
+def test_place_since_is_the_first_report_of_the_current_repo_and_branch_pair():
+    events = stream({"repo": "acme/shop"}, {"branch": "a"}, {"branch": "b"}, {"commit": A})
+    assert work_rules.place_since(events) == events[3].timestamp
+
+
+def test_place_since_is_none_without_a_repo():
+    assert work_rules.place_since(stream({"branch": "a"})) is None
