@@ -7,6 +7,7 @@ from typing import Literal
 from ninja import Schema
 from pydantic import (
     Field,
+    create_model,
 )
 
 from sessions.api.requests import (
@@ -33,12 +34,26 @@ class TimeInState(Schema):
     in_review: int
 
 
-class Attention(Schema):
-    kind: Literal["stale", "blocked_long", "review_long", "lapsed", "duplicate", "checks_failed"]
-    since: Timestamp
-    with_: str | None = Field(
-        None, alias="with", description="duplicate: the earlier session on the same branch."
-    )
+# `with` is a Python keyword: the schema names its field by the answer's own word.
+Attention = create_model(
+    "Attention",
+    __base__=Schema,
+    kind=(
+        Literal["stale", "blocked_long", "review_long", "lapsed", "duplicate", "checks_failed"],
+        ...,
+    ),
+    since=(Timestamp, ...),
+    **{
+        "with": (
+            str,
+            Field(
+                None,
+                json_schema_extra={"type": "string"},
+                description="duplicate: the earlier session on the same branch.",
+            ),
+        )
+    },
+)
 
 
 class SessionProgress(Schema):
