@@ -15,7 +15,10 @@ import pytest
 from sessions.domain.vocabulary import MESSAGE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.support import forge
 from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env, run_ct
+from tests.support.git_repo import checkout as new_checkout
+from tests.support.git_repo import commit
 from tests.support.model_standin import ModelStandIn, request_text, text, tool_use
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -152,3 +155,58 @@ def test_a_person_s_message_mid_session_reaches_claude_code_s_next_request(
     assert kinds[kinds.index(MESSAGE) + 1] == PROGRESS  # acknowledged once handed over
     assert kinds[-2:] == ["session_block", "session_close"]  # Stop, then SessionEnd
     assert (events[-2].reason, events[-1].outcome) == ("waiting for the next prompt", "done")
+
+
+@pytest.fixture
+def real_project(tmp_path):
+    """A real git checkout of acme/shop on fix-login with a commit, the hooks installed."""
+    folder = new_checkout(tmp_path / "shop")
+    commit(folder)
+    done = run_ct(
+        ct_env(tmp_path, None, None),
+        "hooks",
+        "claude-code",
+        "--install",
+        "--settings",
+        str(folder / ".claude" / "settings.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_after_a_merge_claude_code_s_next_tool_call_is_told_to_stop_pushing(
+    real_project, tmp_path, live_server, token, settings
+):
+    """GitHub merges the pull request while the agent works: its next tool call is
+    refused with the merge's words, which reach the model's next request."""
+    required(CLAUDE, "Claude Code")
+    settings.GITHUB_WEBHOOK_SECRET = forge.SECRET
+    script = [
+        [tool_use("Bash", {"command": "git push", "description": "Push the fix"})],
+        [text("Stopping: the work is merged.")],
+    ]
+    with ModelStandIn(script) as model:
+        env = claude_env(tmp_path / "home", live_server.url, token, model.url)
+        claude = subprocess.Popen(
+            [str(CLAUDE), "-p", "Push the fix", "--output-format", "json"],
+            cwd=real_project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert model.first_request.wait(timeout=120), "Claude Code never asked its model"
+            payload = forge.example("pull_request", "closed")
+            pr = payload["pull_request"]
+            pr["head"]["ref"], pr["head"]["repo"]["full_name"] = "fix-login", "acme/shop"
+            pr["number"], pr["merged"], pr["merge_commit_sha"] = 94, True, "9e" * 20
+            delivered = forge.deliver(live_server.url, "pull_request", payload)
+            assert len(delivered.json()["appended"]) == 1, delivered.json()
+            model.gate.set()  # the model answers: a push, which the hook refuses
+            _, err = claude.communicate(timeout=120)
+        finally:
+            claude.kill()
+    assert claude.returncode == 0, err
+    told = request_text(model.requests[1])
+    assert f"PR #94 merged at {'9e' * 20}: your work is in; stop pushing" in told

@@ -11,6 +11,8 @@ import pytest
 from sessions.domain.vocabulary import WORK
 from sessions.models import Event
 from tests.support.ct_tools import CT, ct_env, hook_payload, run_ct, run_hook
+from tests.support.git_repo import checkout as new_checkout
+from tests.support.git_repo import commit, git
 from tests.support.http import http_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,38 +21,9 @@ SID = "9b1c2d3e-0000-4000-8000-00000000c0de"
 SESSION = f"cc-{SID}"
 
 
-def git(folder, *args):
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@x",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@x",
-            "HOME": str(folder),
-            "PATH": "/usr/bin:/bin",
-        },
-    )
-    return done.stdout.strip()
-
-
-def commit(folder, name="a.txt"):
-    (folder / name).write_text(name)
-    git(folder, "add", name)
-    git(folder, "commit", "-q", "-m", f"add {name}")
-    return git(folder, "rev-parse", "HEAD")
-
-
 @pytest.fixture
 def checkout(tmp_path):
-    folder = tmp_path / "shop"
-    folder.mkdir()
-    git(folder, "init", "-q", "-b", "fix-login")
-    git(folder, "remote", "add", "origin", "git@github.com:acme/shop.git")
-    return folder
+    return new_checkout(tmp_path / "shop")
 
 
 @pytest.fixture
