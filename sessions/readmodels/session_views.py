@@ -83,16 +83,32 @@ def project(
             if whole
             else work_model.checks_failed_since(session_id, view.status)
         )
-    # Red checks in review come before stale, blocked and review waits, duplicate work
-    # before those, lapsed before all (DESIGN.md, "Time and attention").
+    # Red checks in review come before stale, blocked and review waits (DESIGN.md, "Time
+    # and attention"); duplicate work is judged for a page of views at once
+    # (`with_duplicates`).
     attention = projections.Attention(work.CHECKS_FAILED, since) if since else view.attention
-    lapsed = attention is not None and attention.kind == projections.LAPSED
-    if view.status != vocabulary.CLOSED and not lapsed and at is None:
-        duplicate = work_model.duplicate_of(session_id, found, settings.SHARED_BRANCHES)
-        if duplicate is not None:
-            other, since = duplicate
-            attention = projections.Attention(work.DUPLICATE, since, other)
     return replace(view, work=found, attention=attention)
+
+
+def with_duplicates(
+    views: dict[str, projections.SessionView | None],
+) -> dict[str, projections.SessionView | None]:
+    """`views` (now, not as of a moment), with the attention `duplicate` on the unclosed
+    ones working a repo and branch that an earlier-opened unclosed session works too:
+    before red checks and the rest, after lapsed."""
+    works = {
+        i: view.work
+        for i, view in views.items()
+        if view is not None and view.work is not None and view.status != vocabulary.CLOSED
+    }
+    found = work_model.duplicates_among(works, settings.SHARED_BRANCHES) if works else {}
+    for session_id, (other, since) in found.items():
+        view = views[session_id]
+        if view.attention is None or view.attention.kind != projections.LAPSED:
+            views[session_id] = replace(
+                view, attention=projections.Attention(work.DUPLICATE, since, other)
+            )
+    return views
 
 
 def session_views(
@@ -120,7 +136,7 @@ def session_views(
     }
     for session_id in lengths.keys() - streams.keys():
         views[session_id] = _long_view(session_id, now, limits)
-    return views
+    return with_duplicates(views)
 
 
 def whole_streams(lengths: dict[str, int]) -> dict[str, list[EventRecord]]:
@@ -164,7 +180,8 @@ def session_view(
     if at is not None:
         events = projections.as_of(session_events(session_id), at)
         return project(session_id, events, at, limits, at=at) if events else None
-    return _long_view(session_id, timezone.now() if now is None else now, limits)
+    view = _long_view(session_id, timezone.now() if now is None else now, limits)
+    return with_duplicates({session_id: view})[session_id]
 
 
 def appended_view(appended: AppendedEvents) -> projections.SessionView | None:
@@ -173,7 +190,8 @@ def appended_view(appended: AppendedEvents) -> projections.SessionView | None:
     session_id = appended.event.session
     if appended.view_events is None:
         return session_view(session_id)
-    return _long_view(session_id, timezone.now(), None, appended.view_events)
+    view = _long_view(session_id, timezone.now(), None, appended.view_events)
+    return with_duplicates({session_id: view})[session_id]
 
 
 def first_event(stream_id: str) -> EventRecord | None:

@@ -74,11 +74,15 @@ def duplicates(sessions: Sequence[str], shared: Sequence[str]) -> dict[str, tupl
     return found
 
 
-def duplicate_of(session_id: str, found: work.Work | None, shared: Sequence[str]):
-    """(the earlier session it duplicates, since when) when the session's current work is
-    duplicate work, else None."""
-    here = work.place(found, shared)
-    if here is None:
-        return None
-    others = work_rows.sessions_reporting([found.branch], None)
-    return duplicates([session_id, *others], shared).get(session_id)
+def duplicates_among(
+    works: dict[str, work.Work | None], shared: Sequence[str]
+) -> dict[str, tuple[str, object]]:
+    """`duplicates` for the sessions of a page (their current work given): two statements
+    for the page — the unclosed sessions that reported those branches, and their places —
+    then probes for the duplicates only."""
+    branches = {here[1] for found in works.values() if (here := work.place(found, shared))}
+    if not branches:
+        return {}
+    others = work_rows.sessions_reporting(sorted(branches), None)
+    found = duplicates([*works, *others], shared)
+    return {session_id: found[session_id] for session_id in works if session_id in found}
