@@ -52,6 +52,8 @@ class Event(models.Model):
     # A plan event's liveness settings: its lease (minutes) and its cap on attempts.
     lease = models.PositiveIntegerField(null=True, blank=True)
     max_attempts = models.PositiveIntegerField(null=True, blank=True)
+    # A plan event's: what makes a node done, its session's close or its PR's merge.
+    done_when = models.CharField(max_length=8, null=True, blank=True)
     # A session_work's report of where the work lands. Its `commit` and `check` are SQL
     # keywords (and `check` a model method): their fields and columns are named apart
     # (`store.database.COLUMN_OF`).

@@ -224,6 +224,10 @@ class Plan(Schema):
     lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
     max_attempts: int | None = Field(description="null: no cap on reclaims.")
     lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
+    done_when: Literal[vocabulary.DONE_WHEN] = Field(  # type: ignore[valid-type]
+        description="What makes a node done: its session's close, or its pull request's merge"
+        " (a node closed done and not yet merged is `merging`)."
+    )
     claimable: list[str] = Field(
         description="What claim-next takes, in order: the ready nodes and the reclaimable "
         "lapsed ones."
@@ -391,6 +395,7 @@ def plan_json(view: plans.PlanView) -> dict:
         "lease": view.lease,
         "max_attempts": view.max_attempts,
         "lapsed": view.lapsed,
+        "done_when": view.done_when,
         "claimable": view.claimable,
     }
 

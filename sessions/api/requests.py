@@ -283,6 +283,9 @@ MaxAttempts = _in_range(
 )
 
 
+DoneWhen = Literal[vocabulary.DONE_WHEN]  # type: ignore[valid-type]
+
+
 class CreatePlan(Schema):
     model_config = _STRICT
     id: SessionId | None = Field(None, description="Made by the server when absent.")
@@ -292,6 +295,11 @@ class CreatePlan(Schema):
     lease: Lease | None = Field(None, description="Default: the server's LEASE_MINUTES.")
     max_attempts: MaxAttempts | None = Field(
         None, description="Default: the server's MAX_ATTEMPTS."
+    )
+    done_when: DoneWhen | None = Field(
+        None,
+        description="What makes a node done: its session's close (the default) or its"
+        " pull request's merge.",
     )
 
 
@@ -310,6 +318,7 @@ class AmendPlan(Schema):
     ) = None
     lease: Lease = optional_field("integer")
     max_attempts: MaxAttempts = optional_field("integer")
+    done_when: DoneWhen = optional_field("string")
     expected_seq: ExpectedSeq | None = None
 
 

@@ -21,6 +21,7 @@ class EventRecord(NamedTuple):
     outcome: str | None = None  # a session's close
     lease: int | None = None  # a plan event's liveness settings
     max_attempts: int | None = None
+    done_when: str | None = None  # a plan event's: what makes a node done (v4)
     repo: str | None = None  # a session_work's report of where the work lands
     branch: str | None = None
     commit: str | None = None

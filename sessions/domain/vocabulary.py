@@ -64,14 +64,26 @@ FIELDS = {
     PROGRESS: ("note",),
     MESSAGE: ("note",),
     WORK: ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state"),
-    PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts"),
-    PLAN_AMEND: ("note", "nodes", "needs", "drop_needs", "retire", "lease", "max_attempts"),
+    PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts", "done_when"),
+    PLAN_AMEND: (
+        "note",
+        "nodes",
+        "needs",
+        "drop_needs",
+        "retire",
+        "lease",
+        "max_attempts",
+        "done_when",
+    ),
 }
 # A plan's liveness settings: its lease (minutes of silence a node's active session may
 # keep) and its cap on attempts (reclaims stop there), each a whole number in a range.
 LIVENESS_FIELDS = ("lease", "max_attempts")
 INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
-AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS)  # an amend makes at least one of these
+# What makes a node done (v4): its session's close (the default), or its pull request's
+# merge (DESIGN.md, "Done on evidence").
+DONE_WHEN = ("close", "merge")
+AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS, "done_when")  # an amend makes one of these
 WORK_FIELDS = FIELDS[WORK]
 # Every field an event may carry, in the order the event table stores them (the graph's,
 # JSON text, last).
@@ -83,6 +95,7 @@ EVENT_FIELDS = (
     "node",
     "outcome",
     *LIVENESS_FIELDS,
+    "done_when",
     *WORK_FIELDS,
     *GRAPH_FIELDS,
 )
@@ -293,6 +306,8 @@ def value_error(name, value):
         return None
     if name in WORK_FIELDS:
         return _work_value_error(name, value)
+    if name == "done_when":
+        return None if value in DONE_WHEN else f"must be one of {', '.join(DONE_WHEN)}"
     raise KeyError(name)
 
 

@@ -31,6 +31,7 @@ from django.utils import timezone
 from sessions import store
 from sessions.domain import plans
 from sessions.domain.plans import NodeSession
+from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept, own_transaction
 from sessions.store import connections
 
@@ -78,9 +79,12 @@ def node_states(
     `now` and on their sessions' last activity, read afresh each time, for the nodes
     `lapses_of` (default: all; `with_lapses` adds others later)."""
     now = timezone.now() if now is None else now
-    if connections.in_nested_transaction():  # `holding`'s transaction sits inside another
+    if connections.in_nested_transaction() or graph.done_when == "merge":
+        # In a transaction inside another, or under `done_when: "merge"` (a merge after a
+        # close moves a node without a start or close to catch up on): worked out afresh.
         sessions = store.node_sessions(plan_id)
-        found = Found(plans.node_states(graph, sessions), None, {}, sessions, now)
+        merges = work_model.merges_of(graph, sessions)
+        found = Found(plans.node_states(graph, sessions, merges), None, {}, sessions, now)
         return with_lapses(graph, found, lapses_of)
     known = KNOWN.get(plan_id)
     update = _caught_up(plan_id, known) if known is not None else None

@@ -11,6 +11,7 @@ from sessions import store
 from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs
+from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept
 
 
@@ -52,10 +53,14 @@ def plan_views(
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
     liveness, handoffs = _liveness_and_handoffs(sessions.values())
-    return [
-        plans.plan_view_of(plan_id, graph, ends, sessions.get(plan_id, []), now, liveness, handoffs)
-        for plan_id, (graph, ends) in found.items()
-    ]
+    views = []
+    for plan_id, (graph, ends) in found.items():
+        on_nodes = sessions.get(plan_id, [])
+        merges = work_model.merges_of(graph, on_nodes)
+        views.append(
+            plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
+        )
+    return views
 
 
 def _liveness_and_handoffs(
@@ -102,7 +107,8 @@ def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]
         events = projections.as_of(streams.get(plan_id, []), at)
         found = sessions.get(plan_id, [])
         if events and events[0].type == vocabulary.PLAN_CREATE:
-            views.append(plans.plan_view(plan_id, events, found, at, liveness, handoffs))
+            merges = work_model.merges_of(plans.graph_of(events), found, at)
+            views.append(plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges))
     return views
 
 

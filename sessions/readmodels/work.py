@@ -2,8 +2,10 @@
 its status and blockers depend on (`store.work`: a few probes, however long the stream)."""
 
 from collections.abc import Sequence
+from datetime import datetime
 
-from sessions.domain import vocabulary, work
+from sessions import store
+from sessions.domain import plans, vocabulary, work
 from sessions.domain.records import EventRecord
 from sessions.store import work as work_rows
 
@@ -86,3 +88,22 @@ def duplicates_among(
     others = work_rows.sessions_reporting(sorted(branches), None)
     found = duplicates([*works, *others], shared)
     return {session_id: found[session_id] for session_id in works if session_id in found}
+
+
+def merges_of(
+    graph: plans.Graph, sessions: Sequence[plans.NodeSession], at: datetime | None = None
+) -> dict[str, str | None]:
+    """Under the plan's `done_when: "merge"`, the pull request state of each node's
+    latest session closed done (now, or as of `at`), read fresh: a merge often comes
+    after the close, with no start or close to tell a kept state it moved."""
+    ids = plans.merge_candidates(graph, sessions)
+    if not ids:
+        return {}
+    if at is None:
+        found = {session_id: current_work(session_id) for session_id in ids}
+    else:
+        streams = store.streams_as_of(ids, at)
+        found = {session_id: work.work(streams.get(session_id, [])) for session_id in ids}
+    return {
+        i: (w.pr.state if w is not None and w.pr is not None else None) for i, w in found.items()
+    }

@@ -42,6 +42,7 @@ class Graph:
     nodes: dict[str, Node] = field(default_factory=dict)
     lease: int | None = None
     max_attempts: int | None = None
+    done_when: str = "close"  # what makes a node done: its session's close, or a merge
 
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.retired]
@@ -149,6 +150,7 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
         nodes,
         graph.lease if event.lease is None else event.lease,
         graph.max_attempts if event.max_attempts is None else event.max_attempts,
+        graph.done_when if event.done_when is None else event.done_when,
     )
 
 

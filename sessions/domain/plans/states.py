@@ -29,11 +29,26 @@ UPSTREAM_FAILED = "upstream_failed"
 WAITING = "waiting"
 
 
+# Under `done_when: "merge"`: its latest session closed done, its pull request not yet
+# merged. Not done: nothing that needs it is ready.
+MERGING = "merging"
+
+
 # A node whose unclosed session went silent past the plan's lease (derived at `now`).
-NODE_STATES = (READY, LAPSED, RUNNING, WAITING, DONE, FAILED, UPSTREAM_FAILED, RETIRED)
+NODE_STATES = (
+    READY,
+    LAPSED,
+    RUNNING,
+    MERGING,
+    WAITING,
+    DONE,
+    FAILED,
+    UPSTREAM_FAILED,
+    RETIRED,
+)
 
 
-NOT_DONE = (RUNNING, LAPSED, FAILED, READY, UPSTREAM_FAILED, WAITING)
+NOT_DONE = (RUNNING, LAPSED, MERGING, FAILED, READY, UPSTREAM_FAILED, WAITING)
 
 
 # The states of a node with an unclosed session (its `session` names it).
@@ -65,8 +80,13 @@ def opening_order(session: NodeSession) -> tuple[datetime, str]:
     return session.opened_at, session.session
 
 
-def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tuple[str, str | None]]:
-    """Each node's state and, when running, its live session's id."""
+def node_states(
+    graph: Graph, sessions: Iterable[NodeSession], merges: dict[str, str | None] | None = None
+) -> dict[str, tuple[str, str | None]]:
+    """Each node's state and, when running (or merging), its session's id. Under the
+    plan's `done_when: "merge"`, `merges` gives the pull request state of each node's
+    latest session closed done (absent: none known): done only once merged, failed when
+    closed unmerged, merging until then."""
     # Each node's latest session (opened last), and its latest live one.
     latest: dict[str, NodeSession] = {}
     live: dict[str, NodeSession] = {}
@@ -82,7 +102,7 @@ def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tupl
         elif key in live:
             states[key] = (RUNNING, live[key].session)
         elif key in latest and latest[key].outcome != LAPSED:
-            states[key] = (DONE if latest[key].outcome == DONE else FAILED, None)
+            states[key] = _closed_state(graph, latest[key], merges or {})
         else:  # never started, or its latest session lapsed
             needed = [states[need][0] for need in node.needs if need in graph.nodes]
             if all(state == DONE for state in needed):
@@ -92,6 +112,31 @@ def node_states(graph: Graph, sessions: Iterable[NodeSession]) -> dict[str, tupl
             else:
                 states[key] = (WAITING, None)
     return states
+
+
+def _closed_state(
+    graph: Graph, session: NodeSession, merges: dict[str, str | None]
+) -> tuple[str, str | None]:
+    """The state of a node whose latest session closed (not lapsed)."""
+    if session.outcome != DONE:
+        return FAILED, None
+    if graph.done_when != "merge":
+        return DONE, None
+    pr_state = merges.get(session.session)
+    if pr_state == "merged":
+        return DONE, None
+    return (FAILED, None) if pr_state == "closed" else (MERGING, session.session)
+
+
+def merge_candidates(graph: Graph, sessions: Iterable[NodeSession]) -> list[str]:
+    """Under `done_when: "merge"`, the sessions whose pull request's state the node
+    states need: each node's latest session, when it closed done."""
+    if graph.done_when != "merge":
+        return []
+    latest: dict[str, NodeSession] = {}
+    for session in sorted(sessions, key=opening_order):
+        latest[session.node] = session
+    return [s.session for s in latest.values() if s.outcome == DONE]
 
 
 def node_states_after(

@@ -69,6 +69,7 @@ class PlanView:
     counts: dict[str, int]
     lease: int | None = None
     max_attempts: int | None = None
+    done_when: str = "close"  # what makes a node done: its close, or its PR's merge
     lapsed: list[str] = field(default_factory=list)  # in ready order
     claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
 
@@ -91,11 +92,14 @@ def plan_view(
     now: datetime | None = None,
     liveness: dict[str, Liveness] | None = None,
     handoffs: Handoffs | None = None,
+    merges: dict[str, str | None] | None = None,
 ) -> PlanView:
     """Every fact about a plan, from its events (stream order) and its nodes' sessions,
-    at `now` with its unclosed sessions' `liveness` (without them nothing lapses)."""
+    at `now` with its unclosed sessions' `liveness` (without them nothing lapses) and,
+    under `done_when: "merge"`, its done sessions' pull request states (`merges`)."""
     ends = [events[0], events[-1]] if events else []
-    return plan_view_of(plan_id, graph_of(events), ends, sessions, now, liveness, handoffs)
+    graph = graph_of(events)
+    return plan_view_of(plan_id, graph, ends, sessions, now, liveness, handoffs, merges)
 
 
 def plan_view_of(
@@ -106,12 +110,13 @@ def plan_view_of(
     now: datetime | None = None,
     liveness: dict[str, Liveness] | None = None,
     handoffs: Handoffs | None = None,
+    merges: dict[str, str | None] | None = None,
 ) -> PlanView:
     """`plan_view` from the plan's graph (`graph_of` its events) and the stream's `ends`
     (its first and last events, or one when they are the same), so that a view costs
     the same however long the plan's history."""
     sessions = list(sessions)
-    found = node_states(graph, sessions)
+    found = node_states(graph, sessions, merges)
     if now is not None and liveness is not None:
         found = with_lapses(graph, found, sessions, liveness, now)
     states = {key: state for key, (state, _) in found.items()}
@@ -158,6 +163,7 @@ def plan_view_of(
         counts={state: counts[state] for state in NODE_STATES if counts.get(state)},
         lease=graph.lease,
         max_attempts=graph.max_attempts,
+        done_when=graph.done_when,
         lapsed=ranked(graph, states, [key for key, state in states.items() if state == LAPSED]),
         claimable=claimable_nodes(graph, found, attempts),
     )
