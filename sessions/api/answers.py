@@ -200,7 +200,9 @@ class NodeState(Schema):
     title: str
     needs: list[str]
     state: Literal[plans.NODE_STATES]  # type: ignore[valid-type]
-    session: str | None = Field(description="The unclosed session of a running or lapsed node.")
+    session: str | None = Field(
+        description="The unclosed session of a running or lapsed node; a merging node's latest."
+    )
     attempts: int = Field(description="Sessions ever started on it.")
     last_attempt: LastAttempt | None = Field(
         description="Its latest closed session: the handoff the next worker reads."
