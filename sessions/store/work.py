@@ -127,10 +127,13 @@ def _last_other(column: str) -> str:
     )
 
 
-# The first report of the current repo and of the current branch since each last held
-# another value: duplicate work's `since` is the later (`domain.work.place_since`).
+# The last report of another repo and of another branch, and the first report of the
+# current ones since: duplicate work's `since` is when both last became the current ones
+# (`domain.work.place_since` over these is that of the whole stream: tests/store).
 _PLACE_SQL = " UNION ALL ".join(
     [
+        _one(f"repo IS NOT NULL AND seq = {_last_other('repo')}"),
+        _one(f"branch IS NOT NULL AND seq = {_last_other('branch')}"),
         _one(f"repo IS NOT NULL AND seq > {_last_other('repo')}", order="ASC"),
         _one(f"branch IS NOT NULL AND seq > {_last_other('branch')}", order="ASC"),
     ]

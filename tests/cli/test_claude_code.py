@@ -119,6 +119,27 @@ def claude_env(home: Path, tower: str, token: str, model: str) -> dict:
     return env
 
 
+def drive(project, env, model, prompt, meanwhile):
+    """Claude Code run headless in `project` on `prompt`; `meanwhile()` runs once it has
+    asked its model, before the model answers. (return code, stdout, stderr)"""
+    claude = subprocess.Popen(
+        [str(CLAUDE), "-p", prompt, "--output-format", "json"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert model.first_request.wait(timeout=120), "Claude Code never asked its model"
+        meanwhile()
+        model.gate.set()
+        out, err = claude.communicate(timeout=120)
+    finally:
+        claude.kill()
+    return claude.returncode, out, err
+
+
 def test_a_person_s_message_mid_session_reaches_claude_code_s_next_request(
     project, tmp_path, live_server, token, alice
 ):
@@ -127,25 +148,18 @@ def test_a_person_s_message_mid_session_reaches_claude_code_s_next_request(
         [tool_use("Bash", {"command": "echo migrated", "description": "Migrate"})],
         [text("Understood: staging keys it is.")],
     ]
+    found = {}
+
+    def person_writes():
+        [found["session"]] = Event.objects.filter(type=START).values_list("session", flat=True)
+        append_event(found["session"], MESSAGE, {"note": "use the staging keys"}, user=alice)
+
     with ModelStandIn(script) as model:
         env = claude_env(tmp_path / "home", live_server.url, token, model.url)
-        claude = subprocess.Popen(
-            [str(CLAUDE), "-p", "Migrate the schema", "--output-format", "json"],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert model.first_request.wait(timeout=120), "Claude Code never asked its model"
-            [session] = Event.objects.filter(type=START).values_list("session", flat=True)
-            append_event(session, MESSAGE, {"note": "use the staging keys"}, user=alice)
-            model.gate.set()  # the model answers: a Bash call, which the hook holds back
-            out, err = claude.communicate(timeout=120)
-        finally:
-            claude.kill()
-    assert claude.returncode == 0, err
+        # The model answers a Bash call after the person wrote: the hook holds it back.
+        returncode, out, err = drive(project, env, model, "Migrate the schema", person_writes)
+    session = found["session"]
+    assert returncode == 0, err
     assert json.loads(out)["result"] == "Understood: staging keys it is."
     told = request_text(model.requests[1])
     assert "from alice: use the staging keys" in told
@@ -185,28 +199,19 @@ def test_after_a_merge_claude_code_s_next_tool_call_is_told_to_stop_pushing(
         [tool_use("Bash", {"command": "git push", "description": "Push the fix"})],
         [text("Stopping: the work is merged.")],
     ]
+
+    def github_merges():
+        payload = forge.example("pull_request", "closed")
+        pr = payload["pull_request"]
+        pr["head"]["ref"], pr["head"]["repo"]["full_name"] = "fix-login", "acme/shop"
+        pr["number"], pr["merged"], pr["merge_commit_sha"] = 94, True, "9e" * 20
+        delivered = forge.deliver(live_server.url, "pull_request", payload)
+        assert len(delivered.json()["appended"]) == 1, delivered.json()
+
     with ModelStandIn(script) as model:
         env = claude_env(tmp_path / "home", live_server.url, token, model.url)
-        claude = subprocess.Popen(
-            [str(CLAUDE), "-p", "Push the fix", "--output-format", "json"],
-            cwd=real_project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert model.first_request.wait(timeout=120), "Claude Code never asked its model"
-            payload = forge.example("pull_request", "closed")
-            pr = payload["pull_request"]
-            pr["head"]["ref"], pr["head"]["repo"]["full_name"] = "fix-login", "acme/shop"
-            pr["number"], pr["merged"], pr["merge_commit_sha"] = 94, True, "9e" * 20
-            delivered = forge.deliver(live_server.url, "pull_request", payload)
-            assert len(delivered.json()["appended"]) == 1, delivered.json()
-            model.gate.set()  # the model answers: a push, which the hook refuses
-            _, err = claude.communicate(timeout=120)
-        finally:
-            claude.kill()
-    assert claude.returncode == 0, err
+        # The model answers a push after the merge: the hook refuses it.
+        returncode, _, err = drive(real_project, env, model, "Push the fix", github_merges)
+    assert returncode == 0, err
     told = request_text(model.requests[1])
     assert f"PR #94 merged at {'9e' * 20}: your work is in; stop pushing" in told
