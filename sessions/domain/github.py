@@ -8,6 +8,7 @@ import hmac
 from typing import NamedTuple
 
 from sessions.domain import vocabulary
+from sessions.domain.work import MERGED
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 PULL_REQUEST_ACTIONS = ("opened", "reopened", "synchronize", "closed", "edited")
@@ -85,7 +86,7 @@ def delivery(event: str, payload: dict) -> Delivery | None:
         fields = {
             "pr": _valid("pr", _get(pr, "number", within="pull_request")),
             "pr_url": _valid("pr_url", pr.get("html_url")),
-            "pr_state": "merged" if merged else _valid("pr_state", pr.get("state")),
+            "pr_state": MERGED if merged else _valid("pr_state", pr.get("state")),
             "commit": _valid("commit", commit),
         }
         if fields["pr"] is None:

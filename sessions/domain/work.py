@@ -46,6 +46,15 @@ def rollup(states: Iterable[str]) -> str:
     return FAILURE if FAILURE in found else PENDING if PENDING in found else SUCCESS
 
 
+def _head_after(event: EventRecord, commit: str | None, runs: dict) -> str | None:
+    """The head commit after a report: a check run is kept with the commit it ran on
+    (in `runs`, by commit) and leaves the head; any other commit moves it."""
+    if event.check is not None and event.commit is not None:
+        runs.setdefault(event.commit, {})[event.check] = event.check_state or PENDING
+        return commit
+    return event.commit if event.commit is not None else commit
+
+
 def work(events: Sequence[EventRecord]) -> Work | None:
     """The session's `work`: None when it has no `session_work`."""
     repo = branch = commit = None
@@ -58,10 +67,7 @@ def work(events: Sequence[EventRecord]) -> Work | None:
         reported = True
         repo = event.repo if event.repo is not None else repo
         branch = event.branch if event.branch is not None else branch
-        if event.check is not None and event.commit is not None:
-            runs.setdefault(event.commit, {})[event.check] = event.check_state or PENDING
-        elif event.commit is not None:
-            commit = event.commit
+        commit = _head_after(event, commit, runs)
         if event.pr is not None and (pr is None or pr.number != event.pr):
             pr = PullRequest(event.pr, None, None)  # a different number starts afresh
         if pr is not None:
@@ -96,10 +102,7 @@ def failing_since(events: Sequence[EventRecord]) -> datetime | None:
     for event in events:
         if event.type != WORK:
             continue
-        if event.check is not None and event.commit is not None:
-            runs.setdefault(event.commit, {})[event.check] = event.check_state or PENDING
-        elif event.commit is not None:
-            commit = event.commit
+        commit = _head_after(event, commit, runs)
         at_head = runs.get(commit, {}) if commit is not None else {}
         failing = bool(at_head) and rollup(at_head.values()) == FAILURE
         if not failing:

@@ -15,7 +15,7 @@ def work_of(session_id: str, view_events: Sequence[EventRecord]) -> work.Work | 
     if any: none, and there is nothing to read)."""
     if not any(event.type == vocabulary.WORK for event in view_events):
         return None
-    return work.work(work_rows.work_events(session_id))
+    return current_work(session_id)
 
 
 def current_work(session_id: str) -> work.Work | None:

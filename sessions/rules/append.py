@@ -124,7 +124,9 @@ def append_event(
     # A plan event's checks read its nodes' sessions, so it always holds the plan: a
     # start on a node (which holds the plan too) cannot slip in between.
     # A merge's report appends its close too: both in one transaction, holding the stream.
-    held = event_type in vocabulary.PLAN_EVENT_TYPES or fields.get("pr_state") == "merged"
+    held = event_type in vocabulary.PLAN_EVENT_TYPES or work_rules.reports_a_merge(
+        event_type, fields
+    )
     result = retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
     if result.previous is not None:
         # Committed: the process's read models take it in without asking again.
@@ -247,7 +249,10 @@ def append_to_stream(
     after = projections.view_events_after(chosen, record)
     previous = ends[-1] if ends else None
     merge = None
-    if work_rules.merges(record, projections.status(chosen.events)):
+    # (At one place left the report became its close: nothing more to append then.)
+    if record.type == event_type and work_rules.merges(
+        event_type, fields, projections.status(chosen.events)
+    ):
         # The same transaction closes the session: its worker is fenced from here on.
         merge = work_rules.merge_close(stream_id, record, record.seq + 1)
         store.insert(merge, work_rules.close_key(idempotency_key))
@@ -302,11 +307,7 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
         status == vocabulary.CLOSED and event_type in vocabulary.AFTER_CLOSE
     )
     room = vocabulary.MAX_STREAM_EVENTS - (0 if last_place else 1)
-    merging = (
-        event_type == vocabulary.WORK
-        and fields.get("pr_state") == work_rules.work.MERGED
-        and status not in (None, vocabulary.CLOSED)
-    )
+    merging = work_rules.merges(event_type, fields, status)
     if seq >= room and not (merging and seq < vocabulary.MAX_STREAM_EVENTS):
         raise Conflict(
             "stream_full",

@@ -24,13 +24,15 @@ def check_pr_known(stream_id: str, fields: dict) -> None:
         )
 
 
-def merges(record: EventRecord, status: str | None) -> bool:
-    """Whether appending `record` merges the work of a session not yet closed."""
-    return (
-        record.type == vocabulary.WORK
-        and record.pr_state == work.MERGED
-        and status not in (None, vocabulary.CLOSED)
-    )
+def reports_a_merge(event_type: str, fields: dict) -> bool:
+    """Whether an event of `event_type` with `fields` reports its pull request merged."""
+    return event_type == vocabulary.WORK and fields.get("pr_state") == work.MERGED
+
+
+def merges(event_type: str, fields: dict, status: str | None) -> bool:
+    """Whether the event merges the work of a session not yet closed (then its close is
+    appended with it)."""
+    return reports_a_merge(event_type, fields) and status not in (None, vocabulary.CLOSED)
 
 
 def merge_close(stream_id: str, report: EventRecord, seq: int) -> EventRecord:
