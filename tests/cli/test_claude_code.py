@@ -90,12 +90,8 @@ def test_the_hook_outputs_ct_writes_are_the_sdks(output_type, fields):
 # The real thing -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def project(tmp_path):
-    """A checkout on branch fix-login, with Control Tower's hooks installed by `ct`."""
-    folder = tmp_path / "project"
-    (folder / ".git").mkdir(parents=True)
-    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
+def with_hooks(folder: Path, tmp_path: Path) -> Path:
+    """`folder`, with Control Tower's hooks installed in its settings by `ct`."""
     done = run_ct(
         ct_env(tmp_path, None, None),
         "hooks",
@@ -106,6 +102,15 @@ def project(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     return folder
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A checkout on branch fix-login, with Control Tower's hooks installed by `ct`."""
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
+    return with_hooks(folder, tmp_path)
 
 
 def claude_env(home: Path, tower: str, token: str, model: str) -> dict:
@@ -176,16 +181,7 @@ def real_project(tmp_path):
     """A real git checkout of acme/shop on fix-login with a commit, the hooks installed."""
     folder = new_checkout(tmp_path / "shop")
     commit(folder)
-    done = run_ct(
-        ct_env(tmp_path, None, None),
-        "hooks",
-        "claude-code",
-        "--install",
-        "--settings",
-        str(folder / ".claude" / "settings.json"),
-    )
-    assert done.returncode == 0, done.stderr
-    return folder
+    return with_hooks(folder, tmp_path)
 
 
 def test_after_a_merge_claude_code_s_next_tool_call_is_told_to_stop_pushing(
