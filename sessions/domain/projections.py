@@ -34,11 +34,11 @@ from sessions.domain.vocabulary import (
 
 
 def status(events):
-    """The status the last transition left, or None for an empty stream."""
-    current = None
-    for event in events:
-        current = STATUS_AFTER.get(event.type, current)
-    return current
+    """The status the last transition left, or None for an empty stream (read from the
+    end: what follows the last transition, heartbeats and reports, is most of a
+    stream)."""
+    last = last_transition(events)
+    return None if last is None else STATUS_AFTER[last.type]
 
 
 def blockers(events):
@@ -223,6 +223,7 @@ def session_view(
     thresholds = thresholds or Thresholds()
     open_blocks = blockers(events)
     pending = pending_messages(events)
+    plan, node = plan_node(events)
     return SessionView(
         id=session_id,
         title=title(events),
@@ -237,8 +238,8 @@ def session_view(
         last_event_at=last_event_at(events),
         closed_at=closed_at(events),
         seq=events[-1].seq if events else 0,
-        plan=plan_node(events)[0],
-        node=plan_node(events)[1],
+        plan=plan,
+        node=node,
         outcome=outcome(events),
         time_in_state=time_in_state(events, now) if time_spent is None else time_spent,
         attention=attention(events, now, thresholds, lease) if events else None,

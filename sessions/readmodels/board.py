@@ -61,7 +61,12 @@ def needing_attention(
         run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
     before = projections.overdue_before(now, limits)
     open_rows = [row.session for row in rows if row.status != vocabulary.CLOSED]
-    duplicates = work_model.duplicates(open_rows, settings.SHARED_BRANCHES) if at is None else {}
+    if at is None:
+        marks = open_sessions.work_marks()
+        failing = marks.failing
+        duplicates = work_model.duplicates(open_rows, settings.SHARED_BRANCHES, marks.places)
+    else:  # red checks and duplicate work are judged now only
+        failing, duplicates = {}, {}
     plans = {row.plan for row in rows if row.plan is not None and row.status == vocabulary.ACTIVE}
     leases = {plan: plan_graphs.lease(plan, at) for plan in plans}
     found = []
@@ -77,11 +82,7 @@ def needing_attention(
         lease = leases.get(row.plan) if row.status == vocabulary.ACTIVE else None
         if projections.is_lapsed(since, now, lease):
             kind, cut_off = projections.LAPSED, now - lease
-        red_since = (
-            work_model.checks_failed_since(row.session, row.status)
-            if at is None and row.status == vocabulary.IN_REVIEW
-            else None
-        )
+        red_since = failing.get(row.session) if row.status == vocabulary.IN_REVIEW else None
         if red_since is not None:  # overdue from the moment the checks turned red
             kind, since, cut_off = work.CHECKS_FAILED, red_since, now
         other = None

@@ -19,11 +19,13 @@ only. Restoring an older copy of the database under a running server needs a res
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from sessions import store
-from sessions.domain import vocabulary
+from sessions.domain import vocabulary, work
 from sessions.readmodels.kept import ReadModel, committed_reads_only
 from sessions.store import connections
+from sessions.store import work as work_rows
 
 
 @dataclass
@@ -33,6 +35,12 @@ class _Model:
     # after its last unblock), for those in one: the Needs attention strip's "blocked
     # for". Blocks and unblocks move it, so it is caught up like the set.
     runs: dict = field(default_factory=dict)
+    # Of the open sessions whose work names a repo and a branch, where each works (see
+    # `work_marks`) and when it was opened; and of those with red checks at their head,
+    # since when: duplicate work and red checks are judged over every open session at
+    # each board render, so new work reports move them, like runs.
+    places: dict = field(default_factory=dict)
+    failing: dict = field(default_factory=dict)
     safe: store.SafePosition = field(default_factory=store.SafePosition)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -41,7 +49,8 @@ class _Model:
         return self.safe.position
 
     def forget(self) -> None:
-        self.open, self.runs, self.safe = set(), {}, store.SafePosition()
+        self.open, self.runs, self.places, self.failing = set(), {}, {}, {}
+        self.safe = store.SafePosition()
 
     def catch_up(self) -> None:
         if not committed_reads_only():
@@ -60,8 +69,10 @@ class _Model:
                 moved = started | store.streams_of_types(runs, self.watermark, watermark)
             else:  # the first catch-up: every open session, not every block ever made
                 moved = started
+            worked = store.streams_of_types([vocabulary.WORK], self.watermark, watermark)
             self.open = (self.open | started) - closed
             self._catch_up_runs(moved & self.open, closed)
+            self._catch_up_work(worked & self.open, closed)
             self.safe.position = watermark
 
     def _catch_up_runs(self, moved: set, closed: set) -> None:
@@ -72,6 +83,11 @@ class _Model:
         for session in moved | closed:
             self.runs.pop(session, None)
         self.runs.update(found)
+
+    def _catch_up_work(self, moved: set, closed: set) -> None:
+        """Re-read the places and red checks of the open sessions that reported work
+        (read whole, as runs are: harmless)."""
+        _forget_and_read(self.places, self.failing, moved, closed)
 
 
 class _OpenSessions(ReadModel):
@@ -123,6 +139,48 @@ def blocked_runs() -> dict[str, datetime]:
         else:
             runs.pop(session, None)
     return runs
+
+
+def _forget_and_read(places: dict, failing: dict, moved: set[str], gone: set[str]) -> None:
+    """Drop the places and red checks of the `moved` and `gone` sessions, then read the
+    `moved` ones' again: a few probes each (`store.work`)."""
+    for session in moved | gone:
+        places.pop(session, None)
+        failing.pop(session, None)
+    if not moved:
+        return
+    for session, (repo, branch, opened) in work_rows.places_of(sorted(moved)).items():
+        places[session] = ((repo.lower(), branch), opened)
+    for session in moved:
+        since = work.failing_since(work_rows.head_and_checks(session))
+        if since is not None:
+            failing[session] = since
+
+
+# {session: ((repo, lowered as GitHub compares names, branch), opened at)}
+Places = dict[str, tuple[tuple[str, str], datetime]]
+
+
+class WorkMarks(NamedTuple):
+    # every open session whose current work names a repo and a branch
+    places: Places
+    # {session: since when} of every open session with red checks at its head
+    failing: dict[str, datetime]
+
+
+def work_marks() -> WorkMarks:
+    """Where every open session works, and which have red checks: the model's, with the
+    sessions that closed or reported work above its watermark read again."""
+    model = _model()
+    with model.lock:
+        model.catch_up()
+        found = WorkMarks(dict(model.places), dict(model.failing))
+        watermark = model.watermark
+    above = store.streams_of_types([vocabulary.CLOSE, vocabulary.WORK], watermark, None)
+    if above:
+        closed = store.streams_of_types([vocabulary.CLOSE], watermark, None)
+        _forget_and_read(found.places, found.failing, above - closed, closed)
+    return found
 
 
 def safe_position() -> int:

@@ -17,6 +17,7 @@ from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs, time_spent
 from sessions.readmodels import work as work_model
+from sessions.readmodels.kept import Kept
 
 # Streams up to this long are read whole, all of a page's in one query; a longer one is
 # read by the events its view depends on (`store.read_view_events`), so that one long
@@ -101,7 +102,9 @@ def with_duplicates(
         for i, view in views.items()
         if view is not None and view.work is not None and view.status != vocabulary.CLOSED
     }
-    found = work_model.duplicates_among(works, settings.SHARED_BRANCHES) if works else {}
+    shared = settings.SHARED_BRANCHES
+    placed = [i for i, found in works.items() if work.place(found, shared) is not None]
+    found = work_model.duplicates(placed, shared) if placed else {}
     for session_id, (other, since) in found.items():
         view = views[session_id]
         if view.attention is None or view.attention.kind != projections.LAPSED:
@@ -139,10 +142,26 @@ def session_views(
     return with_duplicates(views)
 
 
+# Short streams by (id, length): a stream's first events never change, so a page of
+# views read again (the board polls) reads only the streams that grew since. Kept as
+# tuples, shared between threads; bounded to a large board's cards, at most
+# `WHOLE_STREAM_LIMIT` events each.
+STREAMS = Kept(bound=1_000)
+
+
 def whole_streams(lengths: dict[str, int]) -> dict[str, list[EventRecord]]:
-    """The streams among `lengths` ({id: length}) short enough to read whole, read."""
-    short = [i for i, length in lengths.items() if length <= WHOLE_STREAM_LIMIT]
-    return store.read_streams(short) if short else {}
+    """The streams among `lengths` ({id: length}) short enough to read whole, read (or
+    as kept, when kept at that length)."""
+    found = {}
+    for session_id, length in lengths.items():
+        if length <= WHOLE_STREAM_LIMIT:
+            kept = STREAMS.get((session_id, length))
+            found[session_id] = None if kept is None else list(kept)
+    missing = [session_id for session_id, events in found.items() if events is None]
+    for session_id, events in (store.read_streams(missing) if missing else {}).items():
+        STREAMS.put((session_id, len(events)), tuple(events))
+        found[session_id] = events
+    return {session_id: events for session_id, events in found.items() if events is not None}
 
 
 def _long_view(

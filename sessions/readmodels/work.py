@@ -1,12 +1,16 @@
 """Where a session's work lands, read for its view when the view has only the events
 its status and blockers depend on (`store.work`: a few probes, however long the stream)."""
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
 from sessions import store
 from sessions.domain import plans, vocabulary, work
 from sessions.domain.records import EventRecord
+from sessions.readmodels import open_sessions
+from sessions.readmodels.kept import Kept
+from sessions.readmodels.open_sessions import Places
 from sessions.store import work as work_rows
 
 
@@ -21,6 +25,25 @@ def work_of(session_id: str, view_events: Sequence[EventRecord]) -> work.Work | 
 def current_work(session_id: str) -> work.Work | None:
     """A session's `work` now, read by its few reports."""
     return work.work(work_rows.work_events(session_id))
+
+
+# Sessions' work by (id, stream length): a stream's first events never change, so a
+# work read at a length holds until the stream grows (a plan view's last attempts,
+# closed sessions a forge may still report on, read again only when they did).
+WORKS = Kept(bound=20_000)
+
+
+def works_of(sessions: Sequence[str]) -> dict[str, work.Work | None]:
+    """The current `work` of each of `sessions` that exists: one statement for their
+    lengths, then a few probes for each not kept at its length."""
+    found = {}
+    for session_id, length in store.stream_lengths(list(sessions)).items():
+        kept = WORKS.get((session_id, length))
+        if kept is None:
+            kept = (current_work(session_id),)  # a tuple: a session with no work is kept too
+            WORKS.put((session_id, length), kept)
+        found[session_id] = kept[0]
+    return found
 
 
 def sessions_at(
@@ -55,39 +78,38 @@ def checks_failed_since(session_id: str, status: str | None) -> object:
     return work.checks_failed_since(status, work_rows.head_and_checks(session_id))
 
 
-def duplicates(sessions: Sequence[str], shared: Sequence[str]) -> dict[str, tuple[str, object]]:
-    """Of unclosed `sessions`, those working a repo and branch that an earlier-opened one
-    of them works too: {session: (the earliest such session, since when)}. Repos compare
-    case-insensitively; a branch in `shared` is never duplicate work."""
+def duplicates(
+    sessions: Sequence[str], shared: Sequence[str], places: Places | None = None
+) -> dict[str, tuple[str, object]]:
+    """Of `sessions`, the unclosed ones working a repo and branch that an earlier-opened
+    unclosed session works too: {session: (the earliest such session, since when)}. Repos
+    compare case-insensitively; a branch in `shared` is never duplicate work. Every open
+    session's place is kept by the open-sessions model (`places`, when the caller read
+    it already), so only the duplicates asked about are read; places held once are only
+    counted (a board judges them all)."""
+    places = open_sessions.work_marks().places if places is None else places
+    held = Counter(place for place, _ in places.values())
+    twice = {
+        here[0]
+        for session_id in sessions
+        if (here := places.get(session_id)) and held[here[0]] > 1 and here[0][1] not in shared
+    }
+    if not twice:
+        return {}
     groups: dict[tuple[str, str], list[tuple[object, str]]] = {}
-    for session_id, (repo, branch, opened) in work_rows.places_of(list(sessions)).items():
-        if branch not in shared:
-            groups.setdefault((repo.lower(), branch), []).append((opened, session_id))
-    found = {}
+    for session_id, (place, opened) in places.items():
+        if place in twice:
+            groups.setdefault(place, []).append((opened, session_id))
+    asked, found = set(sessions), {}
     for members in groups.values():
-        if len(members) < 2:
-            continue
         members.sort()
         first = members[0][1]
         for _, session_id in members[1:]:
-            since = work.place_since(work_rows.place_events(session_id))
-            if since is not None:
-                found[session_id] = (first, since)
+            if session_id in asked:
+                since = work.place_since(work_rows.place_events(session_id))
+                if since is not None:
+                    found[session_id] = (first, since)
     return found
-
-
-def duplicates_among(
-    works: dict[str, work.Work | None], shared: Sequence[str]
-) -> dict[str, tuple[str, object]]:
-    """`duplicates` for the sessions of a page (their current work given): two statements
-    for the page — the unclosed sessions that reported those branches, and their places —
-    then probes for the duplicates only."""
-    branches = {here[1] for found in works.values() if (here := work.place(found, shared))}
-    if not branches:
-        return {}
-    others = work_rows.sessions_reporting(sorted(branches), None)
-    found = duplicates([*works, *others], shared)
-    return {session_id: found[session_id] for session_id in works if session_id in found}
 
 
 def merges_of(

@@ -105,12 +105,16 @@ def read_feed(
 _STREAMS_OF_TYPES = f"SELECT session FROM {TABLE} WHERE type IN ({{types}}) AND "
 _POSITIONS_BETWEEN = "id > %s AND id <= %s"
 _POSITIONS_UP_TO = "+id <= %s"
+_POSITIONS_AFTER = "id > %s"
 
 
-def streams_of_types(event_types: Sequence[str], after: int, up_to: int) -> set[str]:
-    """The streams with a row of one of `event_types` at a position in (after, up_to]."""
+def streams_of_types(event_types: Sequence[str], after: int, up_to: int | None) -> set[str]:
+    """The streams with a row of one of `event_types` at a position in (after, up_to]
+    (`up_to` None: above `after`)."""
     select = _STREAMS_OF_TYPES.format(types=", ".join(["%s"] * len(event_types)))
-    if after:
+    if up_to is None:
+        sql, params = select + _POSITIONS_AFTER, [*event_types, after]
+    elif after:
         sql, params = select + _POSITIONS_BETWEEN, [*event_types, after, up_to]
     else:
         sql, params = select + _POSITIONS_UP_TO, [*event_types, up_to]

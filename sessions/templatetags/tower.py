@@ -83,6 +83,41 @@ def check_runs(checks):
     return ", ".join(f"{name}: {state}" for name, state in checks.runs.items())
 
 
+@register.simple_tag
+def work_line(work):
+    """Where a session's work lands, in a line: its branch (the repo on hover), its pull
+    request (number, link, state) and one checks mark (each run on hover). Built with
+    `escape` on every text, as `plan_graph` is: a template include of it made a board of
+    500 cards a sixth slower (bench/RESULTS.md, §20)."""
+    if work is None:
+        return ""
+    parts = []
+    if work.branch:
+        parts.append(
+            f'<span class="branch" title="{escape(work.repo or "")}">'
+            f"<code>{escape(work.branch)}</code></span>"
+        )
+    if work.pr:
+        number = f"PR #{work.pr.number}"
+        if work.pr.url:
+            link = f'<a class="pr" href="{escape(work.pr.url)}" rel="noopener noreferrer">'
+            parts.append(f"{link}{number}</a>")
+        else:
+            parts.append(f'<span class="pr">{number}</span>')
+        if work.pr.state:
+            state = escape(work.pr.state)
+            parts[-1] += f' <span class="badge pr-{state}">{state}</span>'
+    if work.checks:
+        state, runs = escape(work.checks.state), escape(check_runs(work.checks))
+        parts.append(
+            f'<span class="checks checks-{state}" role="img" aria-label="checks {state}:'
+            f' {runs}" title="{runs}">{check_mark(work.checks.state)}</span>'
+        )
+    line = "\n  ".join(parts)
+    # every text in it is escaped above
+    return mark_safe(f'<p class="work" aria-label="Where the work lands">\n  {line}\n</p>')
+
+
 @register.filter
 def words(name):
     """A state's name as words: `upstream_failed` → `upstream failed`."""

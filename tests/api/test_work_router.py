@@ -195,6 +195,13 @@ def test_a_later_session_on_the_same_repo_and_branch_is_duplicate_work(api, alic
     assert [(v["id"], v["attention"]["kind"]) for v in listed] == [("second", "duplicate")]
 
 
+def test_duplicate_work_is_judged_against_every_owner_s_sessions(api, alice_token, bob_token):
+    on_branch(api, bob_token, "first")
+    on_branch(api, alice_token, "second")
+    mine = api("GET", "/api/sessions?attention=true&owner=alice", token=alice_token).json()
+    assert [(v["id"], v["attention"]["with"]) for v in mine["items"]] == [("second", "first")]
+
+
 def test_a_shared_branch_is_never_duplicate_work(api, alice_token):
     on_branch(api, alice_token, "first", branch="main")
     on_branch(api, alice_token, "second", branch="main")

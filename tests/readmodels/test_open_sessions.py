@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from sessions.domain.vocabulary import BLOCK, CLOSE, START, UNBLOCK
+from sessions.domain.vocabulary import BLOCK, CLOSE, START, UNBLOCK, WORK
 from sessions.models import Event
 from sessions.readmodels import board as board_model
 from sessions.readmodels import open_sessions, session_views
@@ -172,3 +172,79 @@ def test_blocks_and_unblocks_after_the_catch_up_move_the_runs(lead):
     assert set(runs) == {"b"}
     caught_up()  # now in the model
     assert set(open_sessions.blocked_runs()) == {"b"}
+
+
+def on_branch(session_id, user, branch, repo="acme/shop"):
+    append_event(session_id, WORK, {"repo": repo, "branch": branch}, user=user)
+
+
+def branches():
+    places = open_sessions.work_marks().places
+    return {session: branch for session, ((_, branch), _) in places.items()}
+
+
+def test_it_keeps_each_open_session_s_repo_and_branch(lead):
+    for session_id in ("a", "b", "shut", "quiet"):
+        start(session_id, lead)
+    on_branch("a", lead, "fix-login", repo="Acme/Shop")  # kept as GitHub compares names
+    on_branch("b", lead, "fix-cart")
+    on_branch("shut", lead, "fix-login")
+    close("shut", lead)
+    append_event("quiet", WORK, {"repo": "acme/shop"}, user=lead)  # no branch: no place
+    caught_up()
+    assert branches() == {"a": "fix-login", "b": "fix-cart"}
+    (repo, _), opened = open_sessions.work_marks().places["a"]
+    assert repo == "acme/shop"
+    assert opened == Event.objects.get(session="a", seq=1).timestamp
+
+
+def test_work_reports_after_the_catch_up_move_the_places(lead):
+    start("a", lead)
+    start("b", lead)
+    on_branch("a", lead, "fix-login")
+    caught_up()
+    with transaction.atomic():  # the model cannot catch up here: these are above it
+        on_branch("a", lead, "fix-cart")
+        on_branch("b", lead, "fix-login")
+        start("c", lead)
+        on_branch("c", lead, "fix-docs")
+        above = branches()
+    assert above == {"a": "fix-cart", "b": "fix-login", "c": "fix-docs"}
+    caught_up()  # now in the model
+    assert branches() == above
+    close("b", lead)
+    caught_up()
+    assert branches() == {"a": "fix-cart", "c": "fix-docs"}
+
+
+def check(session_id, user, state, commit="c0ffee" + "0" * 34):
+    fields = {"commit": commit, "check": "ci/test", "check_state": state}
+    append_event(session_id, WORK, fields, user=user)
+
+
+def test_it_keeps_since_when_each_open_session_s_checks_are_red(lead):
+    for session_id in ("red", "green", "shut"):
+        start(session_id, lead)
+        append_event(session_id, WORK, {"commit": "c0ffee" + "0" * 34}, user=lead)
+    check("red", lead, "failure")
+    check("green", lead, "success")
+    check("shut", lead, "failure")
+    close("shut", lead)
+    caught_up()
+    failing = open_sessions.work_marks().failing
+    assert failing == {"red": Event.objects.get(session="red", seq=3).timestamp}
+
+
+def test_checks_after_the_catch_up_move_the_red_marks(lead):
+    for session_id in ("a", "b"):
+        start(session_id, lead)
+        append_event(session_id, WORK, {"commit": "c0ffee" + "0" * 34}, user=lead)
+    check("a", lead, "failure")
+    caught_up()
+    with transaction.atomic():  # above the watermark: read again
+        append_event("a", WORK, {"commit": "beef" + "0" * 36}, user=lead)  # a new head: no runs yet
+        check("b", lead, "failure")
+        above = set(open_sessions.work_marks().failing)
+    assert above == {"b"}
+    caught_up()
+    assert set(open_sessions.work_marks().failing) == {"b"}
