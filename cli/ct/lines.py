@@ -24,6 +24,21 @@ def event_line(item: dict) -> str:
     )
 
 
+def work_words(work: dict) -> str:
+    """Where a session's work landed, in words: "branch fix-login of acme/shop at
+    3f2c0a1b2c3d, PR #94 (open)"."""
+    place = [f"branch {work['branch']}"] if work.get("branch") else []
+    if work.get("repo"):
+        place.append(f"of {work['repo']}" if place else work["repo"])
+    if work.get("commit"):
+        place.append(f"at {work['commit'][:12]}")
+    words = [" ".join(place)] if place else []
+    pr = work.get("pr")
+    if pr:
+        words.append(f"PR #{pr['number']}" + (f" ({pr['state']})" if pr.get("state") else ""))
+    return ", ".join(words) or "reported"
+
+
 def attempt_lines(last: dict | None) -> list[str]:
     if not last:
         return ["first attempt: no one has worked this node before"]
@@ -32,6 +47,8 @@ def attempt_lines(last: dict | None) -> list[str]:
         lines.append(f"  its last word: {last['note']}")
     if last.get("progress"):
         lines.append(f"  it was doing: {last['progress']}")
+    if last.get("work"):
+        lines.append(f"  its work: {work_words(last['work'])}")
     for message in last.get("messages") or []:
         lines.append(f"  message from {message['actor']} it never read: {message['note']}")
     return lines

@@ -189,6 +189,10 @@ class LastAttempt(Schema):
     outcome: Literal[vocabulary.OUTCOMES]  # type: ignore[valid-type]
     note: str | None = Field(description="Its next action: why it ended.")
     progress: str | None = Field(description="Its latest progress note: what it was doing.")
+    work: Work | None = Field(
+        description="Where its work landed, as it is now (a forge reports after a close): "
+        "the next worker continues its branch and pull request."
+    )
     messages: list[Message] = Field(
         description="The people's messages its worker never acknowledged, oldest first (the "
         f"latest {vocabulary.MAX_BLOCKERS_SHOWN}): words meant for whoever works the node."
@@ -406,4 +410,8 @@ def attempt_json(attempt: plans.Attempt | None) -> dict | None:
     """A node's last attempt (`plans.Attempt`) as the `LastAttempt` schema gives it."""
     if attempt is None:
         return None
-    return {**attempt._asdict(), "messages": messages_json(attempt.messages)}
+    return {
+        **attempt._asdict(),
+        "work": work_json(attempt.work),
+        "messages": messages_json(attempt.messages),
+    }

@@ -84,7 +84,7 @@ HANDOFFS = Kept(bound=20_000)
 
 def handoffs(closed: list[str]) -> plans.Handoffs:
     """The handoffs of the given closed sessions (`store.handoffs_of`), from those kept
-    and what is read of the others."""
+    and what is read of the others, each with its session's work as it is now."""
     found = {i: handoff for i in closed if (handoff := HANDOFFS.get(i)) is not None}
     missing = [i for i in closed if i not in found]
     if missing:
@@ -92,7 +92,8 @@ def handoffs(closed: list[str]) -> plans.Handoffs:
         for session_id, handoff in read.items():
             HANDOFFS.put(session_id, handoff)
         found.update(read)
-    return found
+    works = work_model.works_of(closed) if closed else {}
+    return {i: handoff._replace(work=works.get(i)) for i, handoff in found.items()}
 
 
 def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]:

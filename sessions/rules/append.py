@@ -19,6 +19,7 @@ from sessions import config, store
 from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import kept, plan_graphs, plan_sessions
+from sessions.readmodels import work as work_model
 from sessions.rules import work as work_rules
 from sessions.rules.permissions import User, check_permission
 from sessions.rules.refusals import (
@@ -466,6 +467,11 @@ def _reclaim(
         progress = projections.progress(events)
         unread = tuple(projections.pending_messages(events))
         handoff = plans.Attempt(
-            session_id, vocabulary.LAPSED, note, progress and progress.note, unread
+            session_id,
+            vocabulary.LAPSED,
+            note,
+            progress and progress.note,
+            work_model.current_work(session_id),
+            unread,
         )
     return handoff

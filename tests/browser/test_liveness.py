@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, PROGRESS, START
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, PROGRESS, START, WORK
 from sessions.models import Event
 from sessions.rules.append import append_event
 
@@ -47,6 +47,17 @@ def test_two_people_reclaim_one_lapsed_node_one_wins_the_other_sees_why(
     expect(first.locator("table.attempts tr[data-node='schema']")).to_contain_text(
         "moved the users table"
     )
+
+
+def test_a_nodes_last_attempt_shows_the_branch_and_pull_request_it_left(page_as, alice, lapsed):
+    carol = Event.objects.get(session=lapsed, seq=1).actor
+    worker = type(alice).objects.get(username=carol)
+    fields = {"repo": "acme/shop", "branch": "move-users", "pr": 31, "pr_state": "open"}
+    append_event(lapsed, WORK, fields, user=worker)
+    append_event(lapsed, CLOSE, {"outcome": "failed"}, user=worker)
+    handoff = page_as(alice, "/plans/rel/").locator("table.attempts tr[data-node='schema']")
+    expect(handoff.locator(".work .branch")).to_have_text("move-users")
+    expect(handoff.locator(".work .pr")).to_have_text("PR #31")
 
 
 def test_the_plans_owner_releases_a_lapsed_node(page_as, alice, lapsed):

@@ -293,6 +293,15 @@ def test_claim_prints_the_previous_workers_handoff(env, plan, bob):
     assert "it was doing: half the tables moved" in done.stdout
 
 
+def test_claim_prints_the_branch_and_pull_request_the_next_worker_continues(env, plan, bob):
+    then = timezone.now() - timedelta(hours=2)
+    append_event("bob-a", START, {"plan": plan, "node": "a"}, user=bob, now=then)
+    fields = {"repo": "acme/shop", "branch": "move-tables", "commit": "a1" * 20, "pr": 12}
+    append_event("bob-a", "session_work", fields, user=bob, now=then)
+    done = ct(env, "claim", plan)
+    assert "its work: branch move-tables of acme/shop at a1a1a1a1a1a1, PR #12" in done.stdout
+
+
 def test_claim_with_nothing_ready_exits_1(env, plan):
     ct(env, "claim", plan)
     ct(env, "claim", plan)

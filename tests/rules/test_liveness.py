@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from sessions.domain import vocabulary
-from sessions.domain.vocabulary import MESSAGE, PLAN_AMEND, PLAN_CREATE, PROGRESS, START
+from sessions.domain.vocabulary import MESSAGE, PLAN_AMEND, PLAN_CREATE, PROGRESS, START, WORK
 from sessions.models import Event
 from sessions.readmodels import plan_graphs, plan_sessions
 from sessions.rules.append import append_event
@@ -238,6 +238,7 @@ def test_a_claim_reclaims_a_lapsed_node_closing_the_silent_session(
         "outcome": "lapsed",
         "note": close.note,
         "progress": "half the tables moved",
+        "work": None,
         "messages": [],
     }
 
@@ -249,6 +250,28 @@ def test_a_reclaim_hands_the_silent_workers_unread_messages_to_the_next_worker(
     claimed = post(client, "/api/plans/rel/claim", {}, token_for(make_user("carol"))).json()
     [message] = claimed["last_attempt"]["messages"]
     assert (message["note"], message["actor"]) == ("use the staging keys", "alice")
+
+
+HEAD = "9" * 40
+
+
+def test_a_reclaim_hands_the_silent_workers_branch_and_pull_request_to_the_next_worker(
+    client, bob, silent, make_user, token_for
+):
+    fields = {"repo": "acme/shop", "branch": "move-tables", "commit": HEAD, "pr": 12}
+    append_event(silent, WORK, fields, user=bob, now=timezone.now() - LONG_AGO)
+    claimed = post(client, "/api/plans/rel/claim", {}, token_for(make_user("carol"))).json()
+    work = claimed["last_attempt"]["work"]
+    assert (work["branch"], work["commit"], work["pr"]["number"]) == ("move-tables", HEAD, 12)
+
+
+def test_a_nodes_last_attempt_carries_its_work_as_it_is_now(client, alice, bob, silent, token_for):
+    append_event(silent, WORK, {"repo": "acme/shop", "branch": "move-tables"}, user=bob)
+    append_event(silent, "session_close", {"outcome": "failed"}, user=bob)
+    assert node(client, token_for(alice), "a")["last_attempt"]["work"]["pr"] is None
+    append_event(silent, WORK, {"pr": 12, "pr_state": "open"}, user=bob)  # after the close
+    work = node(client, token_for(alice), "a")["last_attempt"]["work"]
+    assert (work["branch"], work["pr"]["state"]) == ("move-tables", "open")
 
 
 def test_a_closed_attempts_unread_messages_are_in_the_nodes_last_attempt(

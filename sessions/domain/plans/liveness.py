@@ -38,6 +38,9 @@ class Handoff(NamedTuple):
     # The people's messages its worker never acknowledged, oldest first (the latest
     # MAX_BLOCKERS_SHOWN): words meant for whoever works the node reach the next worker.
     messages: tuple[EventRecord, ...] = ()
+    # Where its work landed (`domain.work.Work`): the next worker continues its branch and
+    # pull request. Read afresh, unlike the rest: a forge reports after a close.
+    work: object = None
 
 
 class Attempt(NamedTuple):
@@ -47,6 +50,7 @@ class Attempt(NamedTuple):
     outcome: str
     note: str | None
     progress: str | None
+    work: object = None  # where its work landed (`domain.work.Work`), or None
     messages: tuple[EventRecord, ...] = ()
 
 

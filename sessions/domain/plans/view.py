@@ -174,4 +174,6 @@ def attempt_of(session: NodeSession | None, handoffs: Handoffs) -> Attempt | Non
     if session is None:
         return None
     left = handoffs.get(session.session) or Handoff(None, None)
-    return Attempt(session.session, session.outcome, left.note, left.progress, left.messages)
+    return Attempt(
+        session.session, session.outcome, left.note, left.progress, left.work, left.messages
+    )
