@@ -9,7 +9,7 @@ urlpatterns = [
     # The agents' surfaces first: they take most requests, and each pattern tried costs.
     path("api/", api.urls()),
     path(mcp_tools.PATH.lstrip("/"), mcp_tools.endpoint, name="mcp"),
-    path("integrations/github", github.receive, name="github"),
+    path("integrations/", github.integrations.urls),
     # The pages, each declared with its view (`sessions.web.pages`).
     *views.urlpatterns(),
 ]

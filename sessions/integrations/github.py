@@ -7,31 +7,126 @@ over 5 MiB; 401 unless `X-Hub-Signature-256` is the body's HMAC with the secret
 (compared in constant time); 400 for a body that is not a JSON object or lacks the
 fields its event needs; then 200 `{"pong": true}` for a ping, 202 `{"matched": 0}` for
 an event or action that reports nothing, else 200 `{"matched", "appended"}`.
+
+The endpoint is described by an OpenAPI document of its own, at
+`/integrations/openapi.json` (django-ninja builds it from the operation below), which
+schemathesis runs against as it does the agent API's.
 """
 
 import json
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
+from ninja import NinjaAPI, Schema
+from ninja.security import APIKeyHeader
 
 from sessions.domain import github
-from sessions.http import error_response, method_not_allowed, retrying_else
+from sessions.http import error_response, retrying_else
 from sessions.rules import forge
+
+# The headers GitHub sends with every delivery, as `receive` reads them (an event's name
+# or a delivery's id longer than this is not GitHub's).
+HEADER_MAX = 200
+_EVENTS = ("ping", "pull_request", "check_suite", "check_run", "status")
+_HEADERS = {
+    "X-GitHub-Event": f"The event: {', '.join(_EVENTS)} report; any other answers 202.",
+    "X-GitHub-Delivery": "The delivery's id: its idempotency key.",
+}
+# Documented by hand: declared as parameters, django-ninja would refuse a delivery that
+# lacks one with its own 422 before the signature is checked (401 comes before 400).
+_REQUEST = {
+    "parameters": [
+        {
+            "in": "header",
+            "name": name,
+            "required": True,
+            "description": description,
+            "schema": {"type": "string", "minLength": 1, "maxLength": HEADER_MAX},
+        }
+        for name, description in _HEADERS.items()
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "description": "The event's payload, whole."}
+            }
+        },
+    },
+}
+
+
+class SignedByGitHub(APIKeyHeader):
+    """`X-Hub-Signature-256`: `sha256=` and the body's HMAC-SHA256 with the webhook's
+    secret, in hex. Declared so that the document names it; `receive` checks it, after
+    the body's size (413 comes before 401)."""
+
+    param_name = "X-Hub-Signature-256"
+
+    def __call__(self, request: HttpRequest) -> bool:
+        return True
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> bool:
+        return True
+
+
+class Pong(Schema):
+    pong: bool
+
+
+class Reported(Schema):
+    matched: int  # the sessions the delivery named
+    appended: int  # the events it appended (none on a redelivery)
+
+
+class Unmatched(Schema):
+    matched: int  # 0: the event or action reports nothing
+
+
+class Refusal(Schema):
+    error: str
+    detail: str
+
+
+integrations = NinjaAPI(
+    title="Control Tower forge integration",
+    version="1",
+    description="GitHub's webhook deliveries, as GitHub sends them, signed with the "
+    "webhook's secret (`GITHUB_WEBHOOK_SECRET`).",
+    auth=SignedByGitHub(),
+    urls_namespace="integrations",
+    docs_url=None,
+    openapi_url="/openapi.json",
+)
 
 _unavailable = retrying_else(
     lambda request, fault: error_response(503, "unavailable", fault.detail)
 )
 
 
-@csrf_exempt
+@integrations.post(
+    "/github",
+    response={
+        200: Pong | Reported,
+        202: Unmatched,
+        frozenset({400, 401, 404, 413, 503}): Refusal,
+    },
+    openapi_extra=_REQUEST,
+    summary="Receive a GitHub webhook delivery",
+)
+def delivery(request: HttpRequest) -> HttpResponse:
+    """A delivery's reports land on the sessions working its repo and branch, or at its
+    commit; a merge closes them. 404 without a secret set, 413 past 5 MiB, 401 for a
+    signature that is not the body's, 400 for a body that is not a JSON object or
+    lacks its event's fields."""
+    return receive(request)
+
+
 @_unavailable
 def receive(request: HttpRequest) -> HttpResponse:
     secret = settings.GITHUB_WEBHOOK_SECRET
     if not secret:
         return error_response(404, "not_found", f"There is nothing at {request.path}.")
-    if request.method != "POST":
-        return method_not_allowed(request, "POST")
     body = _body(request)
     if body is None:
         return error_response(413, "too_large", "A delivery may be at most 5 MiB.")
@@ -47,10 +142,12 @@ def receive(request: HttpRequest) -> HttpResponse:
         payload = None
     if not isinstance(payload, dict):
         return error_response(400, "invalid", "The delivery's body is not a JSON object.")
+    if not event or len(event) > HEADER_MAX:
+        return error_response(400, "invalid", "The delivery names no event (X-GitHub-Event).")
+    if not key or len(key) > HEADER_MAX:
+        return error_response(400, "invalid", "The delivery has no X-GitHub-Delivery id.")
     if event == "ping":
         return JsonResponse({"pong": True})
-    if not key or len(key) > 200:
-        return error_response(400, "invalid", "The delivery has no X-GitHub-Delivery id.")
     try:
         found = github.delivery(event, payload)
     except github.MissingField as missing:
