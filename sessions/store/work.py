@@ -49,6 +49,9 @@ _FACTS_SQL = " UNION ALL ".join(
         _one(f"pr IS NOT NULL AND seq > {_RUN_START}", order="ASC"),
         _one(f"pr_url IS NOT NULL AND seq > {_RUN_START}"),
         _one(f"pr_state IS NOT NULL AND seq > {_RUN_START}"),
+        # The last report of another number: a report read for its other facts may
+        # name the latest number from an earlier run, which this one ends.
+        _one(f"pr IS NOT NULL AND seq = {_RUN_START}"),
     ]
 )
 # The check runs reported at one commit, in stream order (by the commits' index).
