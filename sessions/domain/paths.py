@@ -1,0 +1,121 @@
+"""Space (DESIGN.md, "Space"): the paths a node will touch, as glob patterns relative to
+its plan's repository, and whether a path or another pattern may fall under them. Pure.
+
+In a pattern, `*` matches any run of characters within one segment and `?` one
+character within a segment; a segment that is exactly `**` matches any number of whole
+segments, none included (a `**` among other characters of a segment acts as `*`);
+anything else matches itself, case-sensitively. A pattern with no wildcard also covers
+everything under it (`src/billing` covers `src/billing/ledger.py`); one with a wildcard
+covers only what it matches.
+
+Two patterns *may overlap* when the segments of one's literal prefix (those before its
+first segment holding a wildcard; all of them for a pattern with none) are a prefix of
+the other's. It is a cheap, conservative test: it may say two patterns overlap when no
+path matches both, never the reverse.
+"""
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+PATTERN_MAX, PATTERNS_MAX = 200, 50  # a pattern's characters; patterns on one node
+PATH_MAX, PATHS_MAX = 500, 100  # a touched path's characters; paths in one report
+_WILDCARDS = frozenset("*?")
+
+
+def segments(text: str) -> list[str]:
+    return text.split("/")
+
+
+def _segment_error(text: str) -> str | None:
+    if text.startswith("/"):
+        return f"must be relative to the repository's root: no leading '/' ({text!r})"
+    if any(part in ("", ".", "..") for part in segments(text)):
+        return f"must not hold an empty, '.' or '..' segment ({text!r})"
+    return None
+
+
+def pattern_error(pattern: object) -> str | None:
+    """Why `pattern` is not a node's path pattern, or None."""
+    if not isinstance(pattern, str) or not 1 <= len(pattern) <= PATTERN_MAX:
+        return f"each pattern must be text of 1–{PATTERN_MAX} characters"
+    return _segment_error(pattern)
+
+
+def patterns_error(patterns: object) -> str | None:
+    """Why `patterns` is not a node's `paths`, or None: 1–50 patterns."""
+    if not isinstance(patterns, list) or not 1 <= len(patterns) <= PATTERNS_MAX:
+        return f"must be a list of 1–{PATTERNS_MAX} patterns"
+    for pattern in patterns:
+        problem = pattern_error(pattern)
+        if problem:
+            return problem
+    return None
+
+
+def path_error(path: object) -> str | None:
+    """Why `path` is not a repository-relative path a report may name, or None."""
+    if not isinstance(path, str) or not 1 <= len(path) <= PATH_MAX:
+        return f"each path must be text of 1–{PATH_MAX} characters"
+    return _segment_error(path)
+
+
+def has_wildcard(text: str) -> bool:
+    return not _WILDCARDS.isdisjoint(text)
+
+
+@lru_cache(maxsize=4096)
+def _segment_regex(segment: str) -> re.Pattern:
+    """One segment of a pattern as a regular expression of one path segment."""
+    parts = []
+    for char in segment:
+        if char == "*":
+            parts.append("[^/]*")
+        elif char == "?":
+            parts.append("[^/]")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts))
+
+
+def _match_segments(pattern: Sequence[str], path: Sequence[str]) -> bool:
+    """Whether the pattern's segments match the path's, whole."""
+    # The positions in `path` each prefix of `pattern` can have reached: a `**` adds
+    # every later position; any other segment moves one on where it matches.
+    reached = {0}
+    for segment in pattern:
+        if segment == "**":
+            reached = set(range(min(reached), len(path) + 1)) if reached else set()
+        else:
+            regex = _segment_regex(segment)
+            reached = {i + 1 for i in reached if i < len(path) and regex.fullmatch(path[i])}
+        if not reached:
+            return False
+    return len(path) in reached
+
+
+def matches(pattern: str, path: str) -> bool:
+    """Whether `path` (relative to the repository's root) is covered by `pattern`."""
+    wanted, given = segments(pattern), segments(path)
+    if not has_wildcard(pattern):
+        return given[: len(wanted)] == wanted
+    return _match_segments(wanted, given)
+
+
+def literal_prefix(pattern: str) -> tuple[str, ...]:
+    """The segments of `pattern` before its first segment holding a wildcard (all of
+    them for a pattern with none)."""
+    found = []
+    for segment in segments(pattern):
+        if has_wildcard(segment):
+            break
+        found.append(segment)
+    return tuple(found)
+
+
+def may_overlap(a: str, b: str) -> bool:
+    """Whether two patterns may cover a path in common: one's literal prefix is a prefix
+    of the other's."""
+    first, second = literal_prefix(a), literal_prefix(b)
+    shorter, longer = (first, second) if len(first) <= len(second) else (second, first)
+    return longer[: len(shorter)] == shorter
