@@ -1,8 +1,9 @@
 """schemathesis hooks (`SCHEMATHESIS_HOOKS`) for the forge integration's document: each
 generated delivery carries GitHub's signature header, made with the secret the server
 was given (`FORGE_SECRET`) over the bytes schemathesis sends (its transport writes a
-JSON body as `requests` does), so that the runs get past the signature to the payloads. The signing here is the test's own HMAC, not the
-tower's check (GitHub's own signer signs in tests/integrations)."""
+JSON body as `requests` does), so that the runs get past the signature to the payloads.
+The signing here is the test's own HMAC, not the tower's check (GitHub's own signer
+signs in tests/integrations)."""
 
 import hashlib
 import hmac
