@@ -219,6 +219,8 @@ GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")
 GITHUB_ACTOR = os.environ.get("GITHUB_ACTOR") or "github"
 # Branches many work on at once: two sessions there are not duplicate work.
 SHARED_BRANCHES = env_list("SHARED_BRANCHES", "main,master,trunk,develop")
+# Spend: a JSON price table (USD per million tokens per model) instead of the shipped one.
+PRICES_FILE = os.environ.get("PRICES_FILE", "")
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

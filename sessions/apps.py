@@ -9,9 +9,10 @@ class TowerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from sessions import config  # noqa: F401  (registers the settings' checks)
+        from sessions import config  # (and registers the settings' checks)
         from sessions.rules import identity
         from sessions.rules import subscriptions as webhooks
 
+        config.prices()  # a malformed PRICES_FILE stops the start, naming what is wrong
         identity.connect()
         webhooks.connect()

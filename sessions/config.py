@@ -5,13 +5,17 @@ for them (at call time, so a test's override holds). `manage.py check` refuses v
 no board could work with, naming the setting.
 """
 
+import functools
 import ipaddress
+import json
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from django.conf import settings
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 
-from sessions.domain import vocabulary
+from sessions.domain import price_list, spend, vocabulary
 
 
 @dataclass(frozen=True)
@@ -89,3 +93,26 @@ def check_webhook_networks(
                 )
             )
     return problems
+
+
+def prices() -> spend.PriceTable:
+    """The price table in force: `PRICES_FILE`'s, else the one the project ships
+    (`domain.price_list`). A file that cannot be read, or is not a price table, is
+    `ImproperlyConfigured` naming it and what is wrong (raised when the app starts)."""
+    return _price_table(settings.PRICES_FILE)
+
+
+@functools.lru_cache(maxsize=4)
+def _price_table(path: str) -> spend.PriceTable:
+    if not path:
+        return spend.price_table(price_list.PRICES)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as problem:
+        raise ImproperlyConfigured(
+            f"PRICES_FILE {path} cannot be read as JSON: {problem}"
+        ) from None
+    try:
+        return spend.price_table(data)
+    except spend.PriceTableError as problem:
+        raise ImproperlyConfigured(f"PRICES_FILE {path} is not a price table: {problem}") from None

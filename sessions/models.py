@@ -65,6 +65,13 @@ class Event(models.Model):
     pr_state = models.CharField(max_length=8, null=True, blank=True)
     check_name = models.CharField(max_length=vocabulary.CHECK_MAX, null=True, blank=True)
     check_state = models.CharField(max_length=8, null=True, blank=True)
+    # A session_usage's token totals so far for one model (`model` is named apart: a
+    # model field of that name would read as Django's own).
+    usage_model = models.CharField(max_length=vocabulary.MODEL_MAX, null=True, blank=True)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_read_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_write_tokens = models.BigIntegerField(null=True, blank=True)
     # A plan event's graph changes, each a JSON list as the event carries it (the store
     # writes and reads the text; nothing queries inside it).
     nodes = models.TextField(null=True, blank=True)

@@ -16,7 +16,7 @@ from sessions.api.requests import (
     Timestamp,
     optional_field,
 )
-from sessions.domain import plans, projections, vocabulary, work
+from sessions.domain import plans, projections, spend, vocabulary, work
 from sessions.domain.records import EventRecord
 from sessions.readmodels.shapes import plain
 
@@ -87,6 +87,24 @@ class Work(Schema):
     checks: Checks | None = Field(description="Null unless some check ran on `commit`.")
 
 
+class TokenCounts(Schema):
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+
+
+class ModelUsage(TokenCounts):
+    cost_usd: float | None = Field(description="US dollars, to 6 decimals; null: unpriced.")
+
+
+class Usage(Schema):
+    tokens: TokenCounts = Field(description="Each kind summed over the models.")
+    cost_usd: float = Field(description="US dollars over the priced models (0 when none is).")
+    unpriced: list[str] = Field(description="The models the price table has no entry for.")
+    by_model: dict[str, ModelUsage]
+
+
 class Message(Schema):
     note: str
     actor: str
@@ -135,6 +153,10 @@ class Session(Schema):
         description="Where the work lands: repo, branch, head commit, pull request and the "
         "checks at the head; null when nothing was reported."
     )
+    usage: Usage | None = Field(
+        description="What it spent: tokens per model (each its largest report) and their "
+        "cost from the price table; null when nothing was reported."
+    )
 
 
 class Event(Schema):
@@ -159,6 +181,11 @@ class Event(Schema):
     pr_state: str | None = optional_field("string")
     check: str | None = optional_field("string")
     check_state: str | None = optional_field("string")
+    model: str | None = optional_field("string")
+    input_tokens: int | None = optional_field("integer")
+    output_tokens: int | None = optional_field("integer")
+    cache_read_tokens: int | None = optional_field("integer")
+    cache_write_tokens: int | None = optional_field("integer")
 
 
 class PlanEvent(Schema):
@@ -211,6 +238,10 @@ class NodeState(Schema):
     last_attempt: LastAttempt | None = Field(
         description="Its latest closed session: the handoff the next worker reads."
     )
+    usage: Usage | None = Field(
+        description="What every session ever started on it spent (all attempts); null: "
+        "nothing reported."
+    )
 
 
 class Plan(Schema):
@@ -238,12 +269,20 @@ class Plan(Schema):
         description="What claim-next takes, in order: the ready nodes and the reclaimable "
         "lapsed ones."
     )
+    usage: Usage | None = Field(
+        description="What its nodes spent, retired ones included; null: nothing reported."
+    )
 
 
 class Percentiles(Schema):
     p50: int | None
     p85: int | None
     max: int | None
+
+
+class Spend(Schema):
+    by_day: dict[str, float] = Field(description="Per UTC day (days with none left out).")
+    by_owner: dict[str, float]
 
 
 class Metrics(Schema):
@@ -257,6 +296,10 @@ class Metrics(Schema):
     review_time: Percentiles
     flow: dict[str, dict[str, int]] = Field(
         description="Per UTC midnight in the window: sessions per status as of then."
+    )
+    spend: Spend = Field(
+        description="US dollars: each session's cost, counted on the UTC day of its latest "
+        "usage report in the window, and for its owner."
     )
 
 
@@ -344,7 +387,27 @@ def session_json(view: projections.SessionView) -> dict:
         shaped["progress"] = {"note": progress.note, "timestamp": plain(progress.timestamp)}
     shaped["messages"] = messages_json(view.messages)
     shaped["work"] = work_json(view.work)
+    shaped["usage"] = usage_json(view.usage)
     return shaped
+
+
+def usage_json(found: spend.Usage | None) -> dict | None:
+    """A `domain.spend.Usage` as the `Usage` schema gives it: dollars as JSON numbers
+    (each a rounded or summed decimal of at most 6 places, which a float prints back)."""
+    if found is None:
+        return None
+    return {
+        "tokens": dict(found.tokens),
+        "cost_usd": float(found.cost_usd),
+        "unpriced": list(found.unpriced),
+        "by_model": {
+            model: {
+                **dict(zip(spend.KINDS, part[:4], strict=True)),
+                "cost_usd": None if part.cost_usd is None else float(part.cost_usd),
+            }
+            for model, part in found.by_model.items()
+        },
+    }
 
 
 def work_json(found: work.Work | None) -> dict | None:
@@ -395,6 +458,7 @@ def plan_json(view: plans.PlanView) -> dict:
                 "session": node.session,
                 "attempts": node.attempts,
                 "last_attempt": attempt_json(node.last_attempt),
+                "usage": usage_json(node.usage),
             }
             for node in view.nodes
         ],
@@ -403,6 +467,7 @@ def plan_json(view: plans.PlanView) -> dict:
         "lapsed": view.lapsed,
         "done_when": view.done_when,
         "claimable": view.claimable,
+        "usage": usage_json(view.usage),
     }
 
 

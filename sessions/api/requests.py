@@ -208,8 +208,40 @@ class WorkEvent(Schema):
     expected_seq: ExpectedSeq | None = None
 
 
+def _tokens(description: str) -> object:
+    return Field(description=description, ge=0, le=vocabulary.TOKENS_MAX, strict=True)
+
+
+class UsageEvent(Schema):
+    """What the session spent on one model: its totals so far, not increments (a report
+    sent twice, or late, changes nothing). The status stays; it is activity. Any status,
+    a closed session's included."""
+
+    model_config = _STRICT
+    type: Literal["session_usage"]
+    model: str = Field(
+        description="The model's id, as the agent reports it (a price table entry prices it "
+        "and its dated ids).",
+        min_length=1,
+        max_length=vocabulary.MODEL_MAX,
+        pattern=vocabulary.text_pattern("line"),
+    )
+    input_tokens: int = _tokens("Input tokens so far.")
+    output_tokens: int = _tokens("Output tokens so far.")
+    cache_read_tokens: int = _tokens("Tokens read from the prompt cache so far.")
+    cache_write_tokens: int = _tokens("Tokens written to the prompt cache so far.")
+    expected_seq: ExpectedSeq | None = None
+
+
 AppendEvent = Annotated[
-    BlockEvent | UnblockEvent | ReviewEvent | CloseEvent | ProgressEvent | MessageEvent | WorkEvent,
+    BlockEvent
+    | UnblockEvent
+    | ReviewEvent
+    | CloseEvent
+    | ProgressEvent
+    | MessageEvent
+    | WorkEvent
+    | UsageEvent,
     Field(discriminator="type"),
 ]
 

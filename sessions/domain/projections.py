@@ -26,6 +26,7 @@ from sessions.domain.vocabulary import (
     START,
     STATUS_AFTER,
     UNBLOCK,
+    USAGE,
     WORK,
 )
 from sessions.domain.vocabulary import (
@@ -198,6 +199,7 @@ class SessionView:
     messages: list = field(default_factory=list)  # the latest pending messages, oldest first
     message_count: int = 0  # all the pending messages
     work: object = None  # where the work lands (`domain.work.Work`), or None
+    usage: object = None  # what it spent (`domain.spend.Usage`), or None
 
 
 def session_view(
@@ -281,6 +283,7 @@ def view_events(events, shown=MAX_BLOCKERS_SHOWN):
         latest(lambda e: e.type == BLOCK),
         latest(lambda e: e.type == PROGRESS and e.note is not None),
         latest(lambda e: e.type == WORK),  # whether there is any work to read
+        latest(lambda e: e.type == USAGE),  # activity, and whether there is usage to read
     }
     return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 

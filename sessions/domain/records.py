@@ -30,6 +30,11 @@ class EventRecord(NamedTuple):
     pr_state: str | None = None
     check: str | None = None
     check_state: str | None = None
+    model: str | None = None  # a session_usage's token totals so far, for one model
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     nodes: list | None = None  # a plan event's graph changes
     needs: list | None = None
     drop_needs: list | None = None

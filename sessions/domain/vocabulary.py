@@ -16,12 +16,17 @@ PROGRESS = "session_progress"  # a heartbeat: the status stays
 MESSAGE = "session_message"  # a person's words to the session's worker: the status stays
 # Where the work lands in the code (branch, commit, pull request, checks): the status stays.
 WORK = "session_work"
+# What the session spent: its token totals so far for one model. The status stays.
+USAGE = "session_usage"
 TRANSITIONS = (START, BLOCK, UNBLOCK, REVIEW, CLOSE)  # the types that set a status
-EVENT_TYPES = (*TRANSITIONS, PROGRESS, MESSAGE, WORK)  # a session's stream
+EVENT_TYPES = (*TRANSITIONS, PROGRESS, MESSAGE, WORK, USAGE)  # a session's stream
+# The events that say the worker is alive and leave its status: heartbeats and usage
+# reports (only a heartbeat acknowledges messages).
+KEEPALIVE_TYPES = (PROGRESS, USAGE)
 # A session's activity is every event but a message or a work report: a person writing to
 # a silent session, or a forge reporting on its branch, does not make it look alive
 # (staleness and leases count from activity).
-ACTIVITY_TYPES = (*TRANSITIONS, PROGRESS)
+ACTIVITY_TYPES = (*TRANSITIONS, *KEEPALIVE_TYPES)
 
 PLAN_CREATE = "plan_create"
 PLAN_AMEND = "plan_amend"
@@ -64,6 +69,7 @@ FIELDS = {
     PROGRESS: ("note",),
     MESSAGE: ("note",),
     WORK: ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state"),
+    USAGE: ("model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
     PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts", "done_when"),
     PLAN_AMEND: (
         "note",
@@ -85,6 +91,9 @@ INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
 DONE_WHEN = ("close", "merge")
 AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS, "done_when")  # an amend makes one of these
 WORK_FIELDS = FIELDS[WORK]
+USAGE_FIELDS = FIELDS[USAGE]
+TOKEN_FIELDS = USAGE_FIELDS[1:]  # each a whole number of tokens, 0 to TOKENS_MAX
+MODEL_MAX, TOKENS_MAX = 100, 10**15
 # Every field an event may carry, in the order the event table stores them (the graph's,
 # JSON text, last).
 EVENT_FIELDS = (
@@ -97,12 +106,14 @@ EVENT_FIELDS = (
     *LIVENESS_FIELDS,
     "done_when",
     *WORK_FIELDS,
+    *USAGE_FIELDS,
     *GRAPH_FIELDS,
 )
 REQUIRED_FIELDS = {
     START: ("title",),
     BLOCK: ("reason",),
     MESSAGE: ("note",),
+    USAGE: USAGE_FIELDS,
     PLAN_CREATE: ("title", "nodes"),
 }
 MAX_LENGTH = {"title": 200, "reason": 2000, "note": 2000}
@@ -124,9 +135,10 @@ ALLOWED_FROM = {
     PROGRESS: (ACTIVE, BLOCKED, IN_REVIEW),
     MESSAGE: (ACTIVE, BLOCKED, IN_REVIEW),
     WORK: (ACTIVE, BLOCKED, IN_REVIEW, CLOSED),  # a merge often comes after the close
+    USAGE: (ACTIVE, BLOCKED, IN_REVIEW, CLOSED),  # money spent after a close is still spent
 }
 # What may still be appended to a closed session (and may take its last place).
-AFTER_CLOSE = (WORK,)
+AFTER_CLOSE = (WORK, USAGE)
 
 # Where the work lands (DESIGN.md, v4): each field's rule.
 PR_STATES = ("open", "merged", "closed")
@@ -306,6 +318,12 @@ def value_error(name, value):
         return None
     if name in WORK_FIELDS:
         return _work_value_error(name, value)
+    if name == "model":
+        return text_error(value, MODEL_MAX)
+    if name in TOKEN_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TOKENS_MAX:
+            return f"must be a whole number of tokens from 0 to {TOKENS_MAX:,}"
+        return None
     if name == "done_when":
         return None if value in DONE_WHEN else f"must be one of {', '.join(DONE_WHEN)}"
     raise KeyError(name)

@@ -3,14 +3,16 @@ and closes, now or as of a moment. Its cost follows its own stream and its nodes
 starts and closes, not their sessions' lengths."""
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain import plans, projections, vocabulary
+from sessions.domain import plans, projections, spend, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs
+from sessions.readmodels import spend as spend_model
 from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept
 
@@ -53,14 +55,26 @@ def plan_views(
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
     liveness, handoffs = _liveness_and_handoffs(sessions.values())
+    usages = spend_model.usages_of(s.session for found in sessions.values() for s in found)
     views = []
     for plan_id, (graph, ends) in found.items():
         on_nodes = sessions.get(plan_id, [])
         merges = work_model.merges_of(graph, on_nodes)
-        views.append(
-            plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
-        )
+        view = plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
+        views.append(_with_usage(view, on_nodes, usages))
     return views
+
+
+def _with_usage(
+    view: plans.PlanView, on_nodes: Iterable[plans.NodeSession], usages: dict[str, spend.Usage]
+) -> plans.PlanView:
+    """`view` with what each node's sessions spent (every attempt), and the plan's."""
+    by_node: dict[str, list[spend.Usage]] = {}
+    for session in on_nodes:
+        if session.session in usages:
+            by_node.setdefault(session.node, []).append(usages[session.session])
+    nodes = [replace(node, usage=spend.combined(by_node.get(node.key, []))) for node in view.nodes]
+    return replace(view, nodes=nodes, usage=spend.combined(node.usage for node in nodes))
 
 
 def _liveness_and_handoffs(
@@ -103,13 +117,15 @@ def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]
         for plan_id, found in store.node_sessions_of(list(streams)).items()
     }
     liveness, handoffs = _liveness_and_handoffs(sessions.values(), at)
+    usages = spend_model.usages_of((s.session for found in sessions.values() for s in found), at)
     views = []
     for plan_id in plan_ids:
         events = projections.as_of(streams.get(plan_id, []), at)
         found = sessions.get(plan_id, [])
         if events and events[0].type == vocabulary.PLAN_CREATE:
             merges = work_model.merges_of(plans.graph_of(events), found, at)
-            views.append(plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges))
+            view = plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges)
+            views.append(_with_usage(view, found, usages))
     return views
 
 

@@ -16,6 +16,7 @@ from sessions.domain import projections, vocabulary, work
 from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs, time_spent
+from sessions.readmodels import spend as spend_model
 from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept
 
@@ -73,6 +74,9 @@ def project(
     view = projections.session_view(
         session_id, events, now, limits, blocker_count, time_spent, message_count, lease
     )
+    spent = spend_model.usage_of(session_id, events, whole)
+    if spent is not None:
+        view = replace(view, usage=spent)
     found = work.work(events) if whole else work_model.work_of(session_id, events)
     if found is None:
         return view

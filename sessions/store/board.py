@@ -108,21 +108,23 @@ def _status_rows(start_rows: QuerySet, happened: QuerySet) -> list[BoardRow]:
     partial index, however many heartbeats and messages the stream holds."""
     mine = happened.filter(session=OuterRef("session")).order_by("-seq")
     transition = mine.filter(type__in=vocabulary.TRANSITIONS)
-    progress = mine.filter(type=vocabulary.PROGRESS)
+    # One probe per type that keeps a worker alive (an `IN` would sort them all).
+    kept_alive = {
+        f"kept_alive_{n}": Subquery(mine.filter(type=kind).values("timestamp")[:1])
+        for n, kind in enumerate(vocabulary.KEEPALIVE_TYPES)
+    }
     rows = start_rows.annotate(
         last_type=Subquery(transition.values("type")[:1]),
         changed_at=Subquery(transition.values("timestamp")[:1]),
-        progressed_at=Subquery(progress.values("timestamp")[:1]),
-    ).values_list("session", "last_type", "changed_at", "progressed_at", "plan")
+        **kept_alive,
+    ).values_list("session", "last_type", "changed_at", "plan", *kept_alive)
     # Run as a hot statement (prepared on PostgreSQL, and read without Django's
     # per-value converters: at 1,000 open sessions they were a third of the call).
     sql, params = rows.query.sql_with_params()
     found = []
-    for session_id, kind, changed_at, progressed_at, plan in run_prepared(sql, params):
+    for session_id, kind, changed_at, plan, *kept_alive in run_prepared(sql, params):
         changed_at = moment_read(changed_at)
-        last_at = changed_at
-        if progressed_at is not None:
-            last_at = max(changed_at, moment_read(progressed_at))
+        last_at = max([changed_at, *(moment_read(at) for at in kept_alive if at is not None)])
         found.append(BoardRow(session_id, vocabulary.STATUS_AFTER[kind], last_at, changed_at, plan))
     found.sort(key=lambda row: (-row.last_at.timestamp(), row.session))
     return found

@@ -20,8 +20,8 @@ from sessions.domain.records import EventRecord
 
 TABLE = "tower_event"
 # The columns (and model fields) whose names differ from their events' fields: `commit`
-# and `check` are SQL keywords, and `check` a model's method.
-COLUMN_OF = {"commit": "commit_sha", "check": "check_name"}
+# and `check` are SQL keywords, `check` a model's method and `model` a model's own word.
+COLUMN_OF = {"commit": "commit_sha", "check": "check_name", "model": "usage_model"}
 # An event's stored columns after its id, in `EventRecord` order: the one field list that
 # every statement below is built from.
 RECORD_COLUMN_NAMES = tuple(COLUMN_OF.get(name, name) for name in EventRecord._fields)

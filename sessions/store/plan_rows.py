@@ -126,9 +126,10 @@ _LAST_TRANSITION = (
     f"(SELECT {{column}} FROM {TABLE} WHERE session = s.value AND {TRANSITION}{{by}}"
     " ORDER BY seq DESC LIMIT 1)"
 )
-_LAST_PROGRESS = (
+# One probe per type that keeps a worker alive (an `IN` would sort them all).
+_LAST_OF_TYPE = (
     f"(SELECT timestamp FROM {TABLE} WHERE session = s.value"
-    f" AND type = '{vocabulary.PROGRESS}'{{by}} ORDER BY seq DESC LIMIT 1)"
+    " AND type = '{kind}'{by} ORDER BY seq DESC LIMIT 1)"
 )
 
 
@@ -139,7 +140,7 @@ def _liveness_sql(by: str) -> str:
             [
                 _LAST_TRANSITION.format(column="type", by=by),
                 _LAST_TRANSITION.format(column="timestamp", by=by),
-                _LAST_PROGRESS.format(by=by),
+                *(_LAST_OF_TYPE.format(kind=t, by=by) for t in vocabulary.KEEPALIVE_TYPES),
             ]
         )
         + " FROM {each}"
@@ -151,23 +152,22 @@ _LIVENESS = {False: _liveness_sql(""), True: _liveness_sql(" AND timestamp <= %s
 
 def liveness_of(sessions: Sequence[str], at: datetime | None = None) -> dict[str, Liveness]:
     """Each session's status and last activity (its last event that is not a message),
-    now or as of `at`: three index probes per session, however many heartbeats and
-    messages it holds (the transitions' partial index skips them)."""
+    now or as of `at`: an index probe per session for its last transition and one for
+    each keep-alive type, however many heartbeats and messages it holds (the
+    transitions' partial index skips them)."""
     if not sessions:
         return {}
-    params = [] if at is None else [moment_param(at)] * 3
+    params = [] if at is None else [moment_param(at)] * (2 + len(vocabulary.KEEPALIVE_TYPES))
     found = {}
     # Prepared (on PostgreSQL, planning its three subqueries cost more than running them):
     # a claim that reclaims asks it under the plan's lock.
     sql = _LIVENESS[at is not None].format(each=each_stream())
-    for session, kind, changed_at, progressed_at in run_prepared(
+    for session, kind, changed_at, *kept_alive in run_prepared(
         sql, [*params, json.dumps(list(sessions))]
     ):
         if kind is None:
             continue
-        last = moment_read(changed_at)
-        if progressed_at is not None:
-            last = max(last, moment_read(progressed_at))
+        last = max(moment_read(at) for at in [changed_at, *kept_alive] if at is not None)
         found[session] = Liveness(vocabulary.STATUS_AFTER[kind], last)
     return found
 

@@ -103,6 +103,7 @@ def _view_events_sql(shown: int) -> str:
                 name="pending",
             ),
             _LATEST.format(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
+            _LATEST.format(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
         ]
     )
 

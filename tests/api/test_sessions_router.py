@@ -169,6 +169,7 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "message_count",
         "last_activity",
         "work",
+        "usage",
     ]
 
 

@@ -22,7 +22,9 @@ from sessions.domain.vocabulary import (
     REVIEW,
     START,
     STATUS_AFTER,
+    TOKEN_FIELDS,
     UNBLOCK,
+    USAGE,
     WORK,
     text_pattern,
 )
@@ -172,12 +174,25 @@ def valid_logs(draw):
             fields = {"note": draw(texts)}
         elif event_type == WORK:
             fields = draw(work_reports())
+        elif event_type == USAGE:
+            fields = draw(usage_reports())
         else:
             fields = {"note": draw(st.none() | texts)}
         moment += timedelta(microseconds=draw(st.integers(0, 10**9)))
         events.append(EventRecord("gen", seq, event_type, moment, draw(lines), **fields))
         status = STATUS_AFTER.get(event_type, status)  # progress and messages keep it
     return events
+
+
+def usage_reports():
+    """Any valid `session_usage`: a model's four token totals."""
+    counts = st.integers(0, 10**15)
+    return st.fixed_dictionaries(
+        {
+            "model": st.sampled_from(["claude-sonnet-4-5-20250929", "claude-opus-5", "mine ✓"]),
+            **{name: counts for name in TOKEN_FIELDS},
+        }
+    )
 
 
 def work_reports():

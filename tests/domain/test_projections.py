@@ -22,6 +22,7 @@ from sessions.domain.vocabulary import (
     START,
     STATUS_AFTER,
     UNBLOCK,
+    USAGE,
     WORK,
 )
 from tests.conftest import CONFORMANCE, conformance_expected, conformance_now
@@ -157,8 +158,9 @@ events_strategy = st.lists(
             "someone",
             title=text if event_type == START else None,
             reason=text if event_type == BLOCK else None,
-            note=None if event_type in (BLOCK, WORK) else text,
+            note=None if event_type in (BLOCK, WORK, USAGE) else text,
             branch=text if event_type == WORK else None,
+            model=text if event_type == USAGE else None,
         )
         for seq, (event_type, text, offset) in enumerate(items, start=1)
     ]
@@ -187,7 +189,7 @@ def test_blockers_agree_with_blocks_after_the_last_unblock(events):
 
 @given(events_strategy)
 def test_next_action_agrees_with_the_latest_note(events):
-    bearing = [e for e in events if e.type not in (PROGRESS, MESSAGE, WORK)]
+    bearing = [e for e in events if e.type not in (PROGRESS, MESSAGE, WORK, USAGE)]
     notes = [(e.reason if e.type == BLOCK else e.note) for e in bearing]
     notes = [n for n in notes if n]
     assert projections.next_action(events) == (notes[-1] if notes else None)
@@ -198,7 +200,7 @@ def test_is_stale_agrees_with_its_rule(events, minutes, threshold_minutes):
     now = T0 + timedelta(minutes=minutes)
     threshold = timedelta(minutes=threshold_minutes)
     transitions = [e for e in events if e.type in STATUS_AFTER]
-    activity = [e for e in events if e.type != MESSAGE]
+    activity = [e for e in events if e.type not in (MESSAGE, WORK)]
     expected = (
         bool(transitions)
         and transitions[-1].type in (START, UNBLOCK)

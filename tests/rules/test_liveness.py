@@ -190,6 +190,7 @@ def test_a_silent_node_session_lapses(client, alice, silent, token_for):
         "session": silent,
         "attempts": 1,
         "last_attempt": None,
+        "usage": None,
     }
     attention = get(client, f"/api/sessions/{silent}", token).json()["attention"]
     assert attention["kind"] == "lapsed"

@@ -5,7 +5,16 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import strategies as st
 
 from sessions.domain.records import EventRecord
-from sessions.domain.vocabulary import ALLOWED_FROM, BLOCK, MESSAGE, START, STATUS_AFTER, WORK
+from sessions.domain.vocabulary import (
+    ALLOWED_FROM,
+    BLOCK,
+    MESSAGE,
+    START,
+    STATUS_AFTER,
+    TOKEN_FIELDS,
+    USAGE,
+    WORK,
+)
 
 
 @st.composite
@@ -29,6 +38,8 @@ def streams(draw, max_events=30):
             fields["note"] = f"m{seq}"
         if kind == WORK:  # where the work lands: a branch, the head commit moving
             fields = {"branch": "feature", "commit": f"{seq:040x}"}
+        if kind == USAGE:  # a model's totals so far, growing
+            fields = {"model": "claude-opus-5", **dict.fromkeys(TOKEN_FIELDS, seq * 1000)}
         moment += timedelta(minutes=draw(st.integers(0, 90)))
         events.append(EventRecord("g", seq, kind, moment, "a", **fields))
         status = STATUS_AFTER.get(kind, status)  # progress and messages keep it

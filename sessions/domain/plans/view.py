@@ -49,6 +49,7 @@ class NodeView:
     session: str | None  # the unclosed session of a running or lapsed node
     attempts: int = 0  # sessions ever started on it
     last_attempt: Attempt | None = None
+    usage: object = None  # what its sessions spent, all attempts (`domain.spend.Usage`)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class PlanView:
     done_when: str = "close"  # what makes a node done: its close, or its PR's merge
     lapsed: list[str] = field(default_factory=list)  # in ready order
     claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
+    usage: object = None  # what its nodes spent, retired ones included
 
     def node(self, key: str) -> NodeView | None:
         return next((node for node in self.nodes if node.key == key), None)

@@ -1,0 +1,151 @@
+"""What a session spent (DESIGN.md, "Spend"): its token totals per model from its
+`session_usage` reports, and their cost from a price table. Pure.
+
+Reports carry totals so far, not increments: a model's count is the largest any of its
+reports gave, so a report sent twice, or late, changes nothing. Money is `Decimal`
+throughout: a model's cost is `Σ tokens × price / 10⁶`, exact, then rounded to six
+decimals (half up), and every total is the exact sum of those rounded costs.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import NamedTuple
+
+from sessions.domain.records import EventRecord
+from sessions.domain.vocabulary import TOKEN_FIELDS, USAGE
+
+# The four kinds of tokens, as a price table and a usage name them (`input` for
+# `input_tokens`, and so on).
+KINDS = tuple(name.removesuffix("_tokens") for name in TOKEN_FIELDS)
+MILLION = Decimal(1_000_000)
+CENT, MICRODOLLAR = Decimal("0.01"), Decimal("0.000001")
+
+
+class Price(NamedTuple):
+    """US dollars per million tokens of each kind."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+
+
+PriceTable = Mapping[str, Price]
+
+
+class PriceTableError(ValueError):
+    """A price table that is not `{model: {"input", "output", "cache_read",
+    "cache_write"}}` with numbers ≥ 0; the message says where."""
+
+
+def price_table(data: object) -> dict[str, Price]:
+    """A price table from its JSON form, or `PriceTableError` naming what is wrong."""
+    if not isinstance(data, dict) or not data:
+        raise PriceTableError("must be a JSON object of models, each with its four prices")
+    table = {}
+    for model, prices in data.items():
+        if not isinstance(model, str) or not model.strip():
+            raise PriceTableError("a model's name must be text")
+        if not isinstance(prices, dict) or set(prices) != set(KINDS):
+            raise PriceTableError(f"{model!r} must give exactly {', '.join(KINDS)}")
+        values = []
+        for kind in KINDS:
+            value = prices[kind]
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise PriceTableError(f"{model!r} {kind} must be a number ≥ 0")
+            try:
+                number = Decimal(str(value))
+            except InvalidOperation:
+                raise PriceTableError(f"{model!r} {kind} must be a number ≥ 0") from None
+            if not number.is_finite() or number < 0:
+                raise PriceTableError(f"{model!r} {kind} must be a number ≥ 0")
+            values.append(number)
+        table[model] = Price(*values)
+    return table
+
+
+def price_of(model: str, prices: PriceTable) -> Price | None:
+    """The entry that applies to `model`: one equal to it, or that it starts with followed
+    by `-` (a dated model id); the longest such entry wins. None for an unpriced model."""
+    found = [entry for entry in prices if model == entry or model.startswith(entry + "-")]
+    return prices[max(found, key=len)] if found else None
+
+
+class ModelUsage(NamedTuple):
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost_usd: Decimal | None  # None: the model has no price
+
+
+class Usage(NamedTuple):
+    tokens: dict[str, int]  # each kind summed over the models
+    cost_usd: Decimal  # over the priced models (0 when none is)
+    unpriced: tuple[str, ...]  # the models with no price, sorted
+    by_model: dict[str, ModelUsage]
+
+
+def model_cost(counts: Sequence[int], price: Price) -> Decimal:
+    """`Σ tokens × price / 10⁶` for the four kinds, rounded to six decimals, half up."""
+    exact = sum((Decimal(n) * p for n, p in zip(counts, price, strict=True)), Decimal(0))
+    return (exact / MILLION).quantize(MICRODOLLAR, rounding=ROUND_HALF_UP)
+
+
+def totals(events: Iterable[EventRecord]) -> dict[str, tuple[int, int, int, int]]:
+    """Each model's token counts: every count's largest over that model's reports."""
+    found: dict[str, tuple[int, int, int, int]] = {}
+    for event in events:
+        if event.type != USAGE:
+            continue
+        counts = tuple(getattr(event, name) for name in TOKEN_FIELDS)
+        before = found.get(event.model)
+        found[event.model] = counts if before is None else tuple(map(max, before, counts))
+    return found
+
+
+def priced(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Usage | None:
+    """The `Usage` of each model's token counts: None when there are none."""
+    if not counts:
+        return None
+    by_model = {}
+    for model in sorted(counts):
+        price = price_of(model, prices)
+        cost = model_cost(counts[model], price) if price is not None else None
+        by_model[model] = ModelUsage(*counts[model], cost)
+    return _summed(by_model)
+
+
+def usage(events: Iterable[EventRecord], prices: PriceTable) -> Usage | None:
+    """A session's usage (DESIGN.md): None when it reported none."""
+    return priced(totals(events), prices)
+
+
+def combined(usages: Iterable[Usage | None]) -> Usage | None:
+    """A roll-up (a node's sessions, a plan's nodes): tokens and costs add, per model and
+    in all; `unpriced` is the union. None when none of them reported anything."""
+    by_model: dict[str, ModelUsage] = {}
+    for found in usages:
+        if found is None:
+            continue
+        for model, part in found.by_model.items():
+            before = by_model.get(model)
+            by_model[model] = part if before is None else _added(before, part)
+    return _summed(by_model) if by_model else None
+
+
+def _added(a: ModelUsage, b: ModelUsage) -> ModelUsage:
+    cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
+    return ModelUsage(*(x + y for x, y in zip(a[:4], b[:4], strict=True)), cost)
+
+
+def _summed(by_model: dict[str, ModelUsage]) -> Usage:
+    tokens = {kind: sum(part[i] for part in by_model.values()) for i, kind in enumerate(KINDS)}
+    cost = sum((p.cost_usd for p in by_model.values() if p.cost_usd is not None), Decimal(0))
+    unpriced = tuple(sorted(m for m, p in by_model.items() if p.cost_usd is None))
+    return Usage(tokens, cost, unpriced, dict(sorted(by_model.items())))
+
+
+def dollars(amount: Decimal) -> str:
+    """An amount for people: dollars rounded half up to cents, "$1,234.57"."""
+    return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,}"
