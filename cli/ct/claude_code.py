@@ -27,9 +27,9 @@ import os
 import time
 from pathlib import Path
 
-from ct import files, gitfacts, spooling
+from ct import files, gitfacts, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
-from ct.lines import attempt_lines
+from ct.lines import attempt_lines, doing
 from ct.text import clean
 
 # Claude Code waits for a hook; ours answer well within 2 s, the interpreter's start
@@ -37,7 +37,9 @@ from ct.text import clean
 BUDGET_SECONDS = 1.5
 HEARTBEAT_EVERY_SECONDS = 60
 WAITING_FOR_PROMPT = "waiting for the next prompt"
-TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, DOING_MAX = 200, 2000, 2000, 200, 120
+TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, MODEL_MAX = 200, 2000, 2000, 200, 100
+# The tower's token fields, in the order of `transcript.COUNTS`.
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 STATUS_AFTER = {"session_block": "blocked", "session_unblock": "active", "session_close": "closed"}
 # Notifications that are not a wait on a person.
 _NOT_WAITING = {"auth_success"}
@@ -139,6 +141,22 @@ class Hook:
         self.remember(reported_work=list(found))
         self.append({"type": "session_work", **found.report()})
 
+    def report_usage(self) -> None:
+        """A `session_usage` for each model whose totals moved since the last this Claude
+        Code session's hooks sent, read on from where they stopped in its transcript."""
+        path = self.payload.get("transcript_path")
+        if not isinstance(path, str) or not path:
+            return
+        reading = transcript.read(path, self.record.get("transcript"))
+        sent = self.record.get("reported_usage") or {}
+        moved = {m: c for m, c in reading.get("totals", {}).items() if sent.get(m) != c}
+        self.remember(transcript=reading, reported_usage={**sent, **moved})
+        for model, counts in moved.items():
+            name = clean(model, MODEL_MAX, "line")
+            if name:
+                tokens = dict(zip(USAGE_COUNTS, counts, strict=True))
+                self.append({"type": "session_usage", "model": name, **tokens})
+
     def heartbeat_due(self) -> bool:
         """Whether this call sends the minute's heartbeat: a look without the lock first
         (the throttled path), then a check-and-set under it, so that of racing hooks
@@ -166,6 +184,7 @@ class Hook:
             self.remember(last_heartbeat=time.time())
         elif not self.heartbeat_due():
             return None  # throttled: no request at all
+        self.report_usage()  # the usage goes with the heartbeat
         seq = self.known().get("seq")
         body = cleaned({"type": "session_progress", "note": note})
         if seq is None or self.spool.pending():  # the seq is known once the spool has gone
@@ -248,33 +267,6 @@ def cleaned(body: dict) -> dict:
 def first_session_id(claude_session: str) -> str:
     """The tower session a Claude Code session's start names (its first generation)."""
     return f"cc-{_safe_id(claude_session)}"[:60]
-
-
-# What a heartbeat says the agent is doing: the tool, and the input naming its target.
-_TARGETS = ("file_path", "notebook_path", "path", "url", "pattern", "query", "description")
-
-
-def doing(tool: str, given: object, cwd: str) -> str | None:
-    """The latest tool and its target, as a person reads it: `Edit src/cart.py`,
-    `Bash: pytest -q` (at most `DOING_MAX` characters); None without a tool."""
-    if not tool:
-        return None
-    given = given if isinstance(given, dict) else {}
-    if tool == "Bash" and isinstance(given.get("command"), str):
-        lines = given["command"].strip().splitlines() or [""]
-        return clean(f"Bash: {lines[0]}", DOING_MAX, "line")
-    for name in _TARGETS:
-        target = given.get(name)
-        if isinstance(target, str) and target.strip():
-            if name in ("file_path", "notebook_path", "path") and cwd:
-                target = _relative(target, cwd)
-            return clean(f"{tool} {target}", DOING_MAX, "line")
-    return clean(tool, DOING_MAX, "line")
-
-
-def _relative(path: str, cwd: str) -> str:
-    folder = cwd.rstrip("/") + "/"
-    return path[len(folder) :] if path.startswith(folder) else path
 
 
 def fenced(view: dict) -> str | None:
@@ -389,6 +381,7 @@ def on_notification(hook: Hook) -> dict | None:
 
 
 def on_stop(hook: Hook) -> dict | None:
+    hook.report_usage()
     return block(hook, WAITING_FOR_PROMPT)
 
 
@@ -412,6 +405,7 @@ ENDED = {
 
 def on_session_end(hook: Hook) -> dict | None:
     reason = str(hook.payload.get("reason") or "other")
+    hook.report_usage()  # before the close: its last figures
     hook.remember(closed=True)
     note = f"ended: {ENDED.get(reason, f'Claude Code ended the session ({reason})')}"
     hook.append({"type": "session_close", "outcome": "done", "note": note})

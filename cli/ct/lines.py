@@ -1,5 +1,10 @@
 """What `ct` prints for a person: one line per thing, the essentials first."""
 
+from ct.text import clean
+
+# How long a heartbeat's note of what the agent is doing may be.
+DOING_MAX = 120
+
 
 def session_line(view: dict) -> str:
     """One line of a session's view: id, status, title, then what a person needs."""
@@ -52,3 +57,30 @@ def attempt_lines(last: dict | None) -> list[str]:
     for message in last.get("messages") or []:
         lines.append(f"  message from {message['actor']} it never read: {message['note']}")
     return lines
+
+
+# What a heartbeat says the agent is doing: the tool, and the input naming its target.
+_TARGETS = ("file_path", "notebook_path", "path", "url", "pattern", "query", "description")
+
+
+def doing(tool: str, given: object, cwd: str) -> str | None:
+    """The latest tool and its target, as a person reads it: `Edit src/cart.py`,
+    `Bash: pytest -q` (at most `DOING_MAX` characters); None without a tool."""
+    if not tool:
+        return None
+    given = given if isinstance(given, dict) else {}
+    if tool == "Bash" and isinstance(given.get("command"), str):
+        lines = given["command"].strip().splitlines() or [""]
+        return clean(f"Bash: {lines[0]}", DOING_MAX, "line")
+    for name in _TARGETS:
+        target = given.get(name)
+        if isinstance(target, str) and target.strip():
+            if name in ("file_path", "notebook_path", "path") and cwd:
+                target = _relative(target, cwd)
+            return clean(f"{tool} {target}", DOING_MAX, "line")
+    return clean(tool, DOING_MAX, "line")
+
+
+def _relative(path: str, cwd: str) -> str:
+    folder = cwd.rstrip("/") + "/"
+    return path[len(folder) :] if path.startswith(folder) else path

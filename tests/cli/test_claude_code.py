@@ -1,7 +1,8 @@
 """The real Claude Code (tests/agents: `npm ci`, pinned), run headless against a stand-in
 for its model API on loopback, with the hooks `ct hooks claude-code --install` wrote: its
-session reports by itself, and a person's message posted mid-session reaches the model
-in its next request. Also: the hook inputs these tests send are shaped as
+session reports by itself, a person's message posted mid-session reaches the model in
+its next request, a merge stops its pushing, and the tower's usage of the session is
+what Claude Code's own transcript says. Also: the hook inputs these tests send are shaped as
 `@anthropic-ai/claude-agent-sdk`'s published types declare them (tests/agents/sdk.d.ts)."""
 
 import json
@@ -19,6 +20,7 @@ from tests.support import forge
 from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env, run_ct
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
+from tests.support.http import http_request
 from tests.support.model_standin import ModelStandIn, request_text, text, tool_use
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -211,3 +213,56 @@ def test_after_a_merge_claude_code_s_next_tool_call_is_told_to_stop_pushing(
     assert returncode == 0, err
     told = request_text(model.requests[1])
     assert f"PR #94 merged at {'9e' * 20}: your work is in; stop pushing" in told
+
+
+# Spend: what Claude Code's own transcript says it spent ------------------------------
+
+# Claude Code's usage figures, in the order of the tower's input, output, cache read and
+# cache write.
+USAGE_NAMES = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+def transcript_totals(path: Path) -> dict[str, list[int]]:
+    """Per model, what the transcript says was spent: each reply (by its id) once, with
+    the largest figures any of its lines gives."""
+    replies: dict[tuple[str, str], list[int]] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") if entry.get("type") == "assistant" else None
+        if not isinstance(message, dict) or not message.get("usage"):
+            continue
+        figures = [message["usage"].get(name) or 0 for name in USAGE_NAMES]
+        key = (message["model"], message["id"])
+        replies[key] = [max(pair) for pair in zip(replies.get(key, figures), figures, strict=True)]
+    totals: dict[str, list[int]] = {}
+    for (model, _), figures in replies.items():
+        totals[model] = [a + b for a, b in zip(totals.get(model, [0] * 4), figures, strict=True)]
+    return totals
+
+
+def test_the_towers_usage_is_what_claude_codes_own_transcript_says(
+    project, tmp_path, live_server, token
+):
+    required(CLAUDE, "Claude Code")
+    script = [
+        [tool_use("Bash", {"command": "echo migrated", "description": "Migrate"})],
+        [text("Migrated.")],
+    ]
+    with ModelStandIn(script) as model:
+        env = claude_env(tmp_path / "home", live_server.url, token, model.url)
+        returncode, _, err = drive(project, env, model, "Migrate the schema", lambda: None)
+    assert returncode == 0, err
+    [session] = Event.objects.filter(type=START).values_list("session", flat=True)
+    claude_session = session.removeprefix("cc-")
+    [transcript] = (tmp_path / "home" / ".claude").rglob(f"{claude_session}.jsonl")
+    said = transcript_totals(transcript)
+    assert said, "the transcript holds no usage"
+    usage = http_request(live_server.url, "GET", f"/api/sessions/{session}", token=token).json()
+    kinds = ("input", "output", "cache_read", "cache_write")
+    found = {m: [part[k] for k in kinds] for m, part in usage["usage"]["by_model"].items()}
+    assert found == said

@@ -12,11 +12,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, START
+from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.conftest import Gunicorn, free_port
-from tests.support.ct_tools import ct_env, hook_payload, run_ct, run_hook
+from tests.support.ct_tools import ct_env, hook_payload, reply_line, run_ct, run_hook
 from tests.support.http import http_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -115,6 +115,65 @@ def test_stop_blocks_waiting_for_the_next_prompt_once(hook, live_server, token):
     found = view(live_server, token)
     assert found["status"] == "blocked"
     assert [b["reason"] for b in found["blockers"]] == ["waiting for the next prompt"]
+
+
+# Spend: the transcript's usage -------------------------------------------------------
+
+OPUS = "claude-opus-5"
+
+
+def usage_of(live_server, token):
+    return view(live_server, token)["usage"]
+
+
+def test_stop_sends_the_usage_the_transcript_says(hook, repo, live_server, token):
+    hook("SessionStart")
+    (repo / f"{SID}.jsonl").write_text(
+        reply_line("msg_1", OPUS, input=10, output=5, cache_read=2_000, cache_write=300)
+        + reply_line("msg_1", OPUS, input=10, output=60, cache_read=2_000, cache_write=300)
+    )
+    hook("Stop")
+    found = usage_of(live_server, token)["by_model"][OPUS]
+    assert [found[k] for k in ("input", "output", "cache_read", "cache_write")] == [
+        10,
+        60,
+        2_000,
+        300,
+    ]
+
+
+def test_only_the_models_whose_totals_moved_are_sent_again(hook, repo):
+    hook("SessionStart")
+    transcript = repo / f"{SID}.jsonl"
+    transcript.write_text(
+        reply_line("msg_1", OPUS, output=5) + reply_line("msg_2", "claude-haiku-4-5", output=1)
+    )
+    hook("Stop")
+    with transcript.open("a") as more:
+        more.write(reply_line("msg_3", OPUS, output=7))
+    hook("Stop")
+    hook("Stop")  # nothing moved
+    reports = Event.objects.filter(session=SESSION, type=USAGE).order_by("seq")
+    assert [(r.usage_model, r.output_tokens) for r in reports] == [
+        (OPUS, 5),
+        ("claude-haiku-4-5", 1),
+        (OPUS, 12),
+    ]
+
+
+def test_session_end_sends_the_last_usage_before_the_close(hook, repo):
+    hook("SessionStart")
+    (repo / f"{SID}.jsonl").write_text(reply_line("msg_1", OPUS, output=5))
+    hook("SessionEnd", reason="other")
+    assert events_of(SESSION)[-2:] == [USAGE, "session_close"]
+
+
+def test_the_usage_goes_with_the_throttled_heartbeat(hook, repo):
+    hook("SessionStart")
+    (repo / f"{SID}.jsonl").write_text(reply_line("msg_1", OPUS, output=5))
+    hook("PostToolUse")  # the first heartbeat after the start
+    hook("PostToolUse")  # throttled: no request at all
+    assert events_of(SESSION).count(USAGE) == 1
 
 
 def test_a_notification_blocks_with_its_message(hook, live_server, token):

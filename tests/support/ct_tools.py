@@ -110,3 +110,24 @@ def end_flushers(under: str | Path) -> None:
     for pid in flushers(under):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
+
+
+def reply_line(reply, model, input=0, output=0, cache_read=0, cache_write=0, text="…"):
+    """An assistant line as Claude Code writes one: the reply's id, model and usage, and
+    last the line's own uuid and time."""
+    usage = {
+        "input_tokens": input,
+        "output_tokens": output,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": cache_write,
+        "service_tier": "standard",
+    }
+    message = {"id": reply, "type": "message", "role": "assistant", "model": model}
+    message |= {"content": [{"type": "text", "text": text}], "usage": usage}
+    entry = {
+        "type": "assistant",
+        "uuid": f"u-{reply}-{output}",
+        "sessionId": "s",
+        "message": message,
+    }
+    return json.dumps(entry) + "\n"

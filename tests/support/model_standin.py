@@ -2,7 +2,10 @@
 headless (`claude -p`) in a test with no network: it answers every request of the agent's
 main loop (those offering tools) from a script, and any other request (a title, a count)
 with a short text. It keeps every request it was sent, and can hold its first answer
-until the test lets it go (`gate`), so that a test can act mid-session."""
+until the test lets it go (`gate`), so that a test can act mid-session. Each answer has
+an id of its own and usage figures of its own (`usage_for`), as the real API's do: a
+streamed answer gives its input and cache figures at its start and its output at its
+end."""
 
 import json
 import threading
@@ -32,6 +35,7 @@ class ModelStandIn:
         self.first_request = threading.Event()
         self.gate = threading.Event()
         self.lock = threading.Lock()
+        self.answers = 0  # how many it gave: the next one's number
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -44,6 +48,21 @@ class ModelStandIn:
         self.gate.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def number_next(self) -> int:
+        with self.lock:
+            self.answers += 1
+            return self.answers
+
+    @staticmethod
+    def usage_for(number: int) -> dict:
+        """The usage of the `number`th answer: different in every field and answer."""
+        return {
+            "input_tokens": 100 + number,
+            "cache_creation_input_tokens": 40 + number,
+            "cache_read_input_tokens": 1000 * number,
+            "output_tokens": 10 + number,
+        }
 
     def answer_for(self, body: dict) -> list[dict]:
         if not body.get("tools"):
@@ -86,15 +105,16 @@ class ModelStandIn:
                     return
                 content = standin.answer_for(body)
                 stop = "tool_use" if any(c["type"] == "tool_use" for c in content) else "end_turn"
+                number = standin.number_next()
                 message = {
-                    "id": "msg_standin",
+                    "id": f"msg_standin_{number}",
                     "type": "message",
                     "role": "assistant",
                     "model": body.get("model", "claude"),
                     "content": content,
                     "stop_reason": stop,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": 100, "output_tokens": 10},
+                    "usage": standin.usage_for(number),
                 }
                 if body.get("stream"):
                     self._stream(message)
@@ -114,7 +134,12 @@ class ModelStandIn:
                         "message_start",
                         {
                             "type": "message_start",
-                            "message": {**message, "content": [], "stop_reason": None},
+                            "message": {
+                                **message,
+                                "content": [],
+                                "stop_reason": None,
+                                "usage": {**message["usage"], "output_tokens": 1},
+                            },
                         },
                     )
                 ]
@@ -145,7 +170,7 @@ class ModelStandIn:
                         {
                             "type": "message_delta",
                             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                            "usage": {"output_tokens": 10},
+                            "usage": {"output_tokens": message["usage"]["output_tokens"]},
                         },
                     ),
                     ("message_stop", {"type": "message_stop"}),

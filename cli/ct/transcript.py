@@ -1,0 +1,98 @@
+"""What a Claude Code session spent, from its transcript (`transcript_path`): one JSON
+object a line, each model reply's token usage in an `assistant` line's `message.usage`,
+and a reply written over several lines that share its `message.id` (each repeating or
+growing the figures). Each id counts once, with its largest figures, as ccusage counts.
+
+The hooks read on from where they last stopped: a hook's cost follows what was written
+since, never the transcript's length. What they keep (`Reading`, in the hooks' state
+file) is the per-model totals so far, where the reading stopped, the bytes just before
+that point (to notice a file rewritten in place), and the figures of the latest replies
+(a reply's lines come together; a few are kept in case they do not). A line that is not
+JSON is passed over; a last line not yet whole is left for the next read. A transcript
+that shrank, or was replaced, is read again from its start: the totals are made afresh,
+so nothing counts twice (and the tower keeps each model's largest report anyway).
+"""
+
+import json
+import os
+
+# Claude Code's names for the four counts, in the order of the tower's token fields
+# (input, output, cache read, cache write).
+COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+KEPT_REPLIES = 64
+# Bytes kept from before where the reading stopped: Claude Code ends each line with its
+# own uuid and time, so these say whether the file still holds what was read.
+_TAIL = 256
+# Claude Code writes its own notices as assistant lines of this model, with no usage.
+_NOT_A_MODEL = "<synthetic>"
+
+
+def fresh(identity: list[int]) -> dict:
+    return {"file": identity, "offset": 0, "tail": "", "totals": {}, "replies": {}}
+
+
+def read(path: str, reading: dict | None) -> dict:
+    """`reading` (what an earlier read kept, or None) carried on to the end of the
+    transcript's last whole line. A transcript that cannot be opened leaves it as it was."""
+    try:
+        with open(path, "rb") as transcript:
+            stat = os.fstat(transcript.fileno())
+            identity = [stat.st_dev, stat.st_ino]
+            if not _continues(transcript, stat.st_size, identity, reading):
+                reading = fresh(identity)
+            transcript.seek(reading["offset"])
+            data = transcript.read()
+    except OSError:
+        return reading or {}
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].splitlines():
+        _count(line, reading)
+    if end:
+        before = bytes.fromhex(reading["tail"]) + data[:end]
+        reading["offset"] += end
+        reading["tail"] = before[-_TAIL:].hex()
+    return reading
+
+
+def _continues(transcript, size: int, identity: list[int], reading: dict | None) -> bool:
+    """Whether `reading` stopped in this very file, which still holds what it read."""
+    if not reading or reading.get("file") != identity or size < reading.get("offset", 0):
+        return False
+    tail = bytes.fromhex(reading.get("tail", ""))
+    transcript.seek(reading["offset"] - len(tail))
+    return transcript.read(len(tail)) == tail
+
+
+def _count(line: bytes, reading: dict) -> None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return
+    model, usage = message.get("model"), message.get("usage")
+    if not isinstance(model, str) or not model or model == _NOT_A_MODEL:
+        return
+    if not isinstance(usage, dict):
+        return
+    counts = [_whole(usage.get(name)) for name in COUNTS]
+    totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
+    reply = message.get("id")
+    counted = reading["replies"].get(reply) if isinstance(reply, str) else None
+    if counted is not None and counted[0] == model:
+        counts = [max(a, b) for a, b in zip(counted[1], counts, strict=True)]
+        totals[:] = [t - a + b for t, a, b in zip(totals, counted[1], counts, strict=True)]
+    else:
+        totals[:] = [t + b for t, b in zip(totals, counts, strict=True)]
+    if isinstance(reply, str):
+        reading["replies"].pop(reply, None)
+        reading["replies"][reply] = [model, counts]
+        while len(reading["replies"]) > KEPT_REPLIES:
+            reading["replies"].pop(next(iter(reading["replies"])))
+
+
+def _whole(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
