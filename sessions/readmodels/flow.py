@@ -1,9 +1,10 @@
-"""The flow metrics of a window, folded in SQL (`store.flow_folds`)."""
+"""The flow metrics of a window, folded in SQL (`store.flow_folds`), and its spend."""
 
 from datetime import UTC, date, datetime
 
 from sessions import store
 from sessions.domain import metrics as flow_metrics
+from sessions.readmodels import spend as spend_model
 
 
 def metrics(since: datetime, until: datetime) -> dict:
@@ -14,6 +15,12 @@ def metrics(since: datetime, until: datetime) -> dict:
     return flow_metrics.metrics_from_folds(
         since, until, closed, changes, store.closed_before(since)
     )
+
+
+def window_metrics(since: datetime, until: datetime) -> dict:
+    """What the metrics page and `/api/metrics` show of `[since, until)`: its flow
+    metrics, and what was spent (`spend.spend_in`)."""
+    return {**metrics(since, until), "spend": spend_model.spend_in(since, until)}
 
 
 def first_day() -> date | None:

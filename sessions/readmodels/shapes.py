@@ -31,4 +31,8 @@ def metrics_json(found: dict) -> dict:
             day: {outcome: n for outcome, n in counts.items() if n}
             for day, counts in found["throughput"].items()
         },
+        "spend": {
+            name: {key: float(usd) for key, usd in amounts.items()}
+            for name, amounts in found["spend"].items()
+        },
     }

@@ -8,6 +8,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from sessions.domain import spend
 from sessions.domain.moments import spoken_length
 
 register = template.Library()
@@ -116,6 +117,43 @@ def work_line(work):
     line = "\n  ".join(parts)
     # every text in it is escaped above
     return mark_safe(f'<p class="work" aria-label="Where the work lands">\n  {line}\n</p>')
+
+
+@register.simple_tag
+def spend_line(usage):
+    """What a session spent, in a line: its cost in dollars (cents, half up), with its
+    tokens and any unpriced models on hover. Built in Python, as `work_line` is."""
+    if usage is None:
+        return ""
+    tokens = ", ".join(
+        f"{count:,} {kind.replace('_', ' ')}" for kind, count in usage.tokens.items()
+    )
+    unpriced = f"; not priced: {', '.join(usage.unpriced)}" if usage.unpriced else ""
+    more = " + unpriced" if usage.unpriced else ""
+    title = escape(f"tokens: {tokens}{unpriced}")
+    shown = escape(spend.dollars(usage.cost_usd) + more)
+    # every text in it is escaped above
+    return mark_safe(f'<p class="spend" aria-label="What it spent" title="{title}">{shown}</p>')
+
+
+@register.filter
+def cache_share(part):
+    """Of a model's input-side tokens, the share read from the prompt cache, in whole
+    percent: cache reads over input, cache reads and cache writes."""
+    whole = part.input + part.cache_read + part.cache_write
+    return f"{round(100 * part.cache_read / whole)}%" if whole else "—"
+
+
+@register.filter
+def thousands(number):
+    """A whole number with thousands separated: 1,234,567."""
+    return f"{number:,}"
+
+
+@register.filter
+def usd(amount):
+    """Dollars for people (`spend.dollars`); "not priced" for None."""
+    return "not priced" if amount is None else spend.dollars(amount)
 
 
 @register.filter

@@ -125,6 +125,38 @@ def times(found: dict) -> Chart:
     return Chart(bars, [], [], scale, labels)
 
 
+def spend_per_day(days: list[str], by_day: dict[str, float]) -> Chart:
+    """Bars per day: US dollars spent (each session on the day of its latest report)."""
+    scale = max(by_day.values(), default=0) or 1
+    slot = _plot_width() / max(len(days), 1)
+    bars, ticks = [], []
+    for index, day in enumerate(days):
+        x = LEFT + index * slot + slot * 0.15
+        usd = by_day.get(day, 0)
+        if usd:
+            height = _plot_height() * usd / scale
+            label = f"{day}: ${usd:,.2f}"
+            bars.append(Bar(x, HEIGHT - BOTTOM - height, slot * 0.7, height, "spend", label))
+        ticks.append((x + slot * 0.35, day[5:]))
+    return Chart(bars, [], _thin(ticks), scale)
+
+
+def spend_per_owner(by_owner: dict[str, float]) -> Chart:
+    """Horizontal bars, the biggest spender first: US dollars per owner, each with its
+    name and amount written beside it."""
+    owners = sorted(by_owner.items(), key=lambda item: (-item[1], item[0]))
+    scale = max(by_owner.values(), default=0) or 1
+    band = 22
+    bars, labels = [], []
+    for index, (owner, usd) in enumerate(owners):
+        y = TOP + index * band
+        width = max((_plot_width() - VALUE_ROOM) * usd / scale, ZERO_BAR)
+        bars.append(Bar(LEFT, y, width, band - 6, "spend", f"{owner}: ${usd:,.2f}"))
+        labels.append((round(LEFT + width + 4, 1), y + band - 9, f"{owner} ${usd:,.2f}"))
+    height = TOP + max(len(owners), 1) * band + BOTTOM
+    return Chart(bars, [], [], scale, labels, height=height)
+
+
 def _thin(ticks: list) -> list:
     """At most about ten labels along an axis."""
     every = max(1, len(ticks) // 10 + (len(ticks) % 10 > 0))

@@ -74,7 +74,7 @@ def test_the_metrics_charts_render_without_console_errors(page_as, alice):
         "console", lambda message: errors.append(message.text) if message.type == "error" else None
     )
     page.goto(page.url.rstrip("/") + "/metrics/?since=2026-11-28&until=2026-11-29")
-    expect(page.locator("svg.plot")).to_have_count(3)
+    expect(page.locator("svg.plot")).to_have_count(4)  # no spend: no chart per owner
     expect(page.locator("svg.plot polygon.area")).to_have_count(4)
     expect(page.locator("#throughput-table tbody tr")).to_have_count(2)
     assert page.locator("svg.plot rect.bar").count() > 5

@@ -32,7 +32,7 @@ def test_the_tables_hold_the_v2_window_s_metrics(alice_client, v2):
 
 def test_the_charts_are_drawn(alice_client, v2):
     html = alice_client.get("/metrics/?since=2026-11-28&until=2026-11-29").content.decode()
-    assert html.count('<svg class="plot"') == 3
+    assert html.count('<svg class="plot"') == 4  # nothing spent: no chart per owner
     assert html.count('<polygon class="area') == 4
     assert 'class="bar outcome-done' in html
 

@@ -22,4 +22,4 @@ router = Router(tags=["metrics"])
 )
 def metrics_view(request: HttpRequest, window: Query[requests.MetricsWindow]):
     since, until = metrics_window.window(window.since, window.until, timezone.now())
-    return JsonResponse(shapes.metrics_json(flow_model.metrics(since, until)))
+    return JsonResponse(shapes.metrics_json(flow_model.window_metrics(since, until)))

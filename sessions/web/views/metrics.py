@@ -28,7 +28,7 @@ def metrics_page(request):
     valid = form.is_valid()  # an invalid window is re-shown with its error, over the default
     window = form.cleaned_data if valid else initial
     first, end = metrics_window.whole_days(window["since"], window["until"])
-    found = shapes.metrics_json(flow_model.metrics(first, end))
+    found = shapes.metrics_json(flow_model.window_metrics(first, end))
     days = list(found["flow"])
     context = {
         "form": form,
@@ -39,6 +39,8 @@ def metrics_page(request):
         "throughput_chart": charts.throughput(days, found["throughput"]),
         "flow_chart": charts.flow(days, found["flow"]),
         "times_chart": charts.times(found),
+        "spend_chart": charts.spend_per_day(days, found["spend"]["by_day"]),
+        "owners_chart": charts.spend_per_owner(found["spend"]["by_owner"]),
         "times": [(title, found[key]) for key, title in charts.TIMES],
         "outcomes": vocabulary.OUTCOMES,
         "flow_statuses": flow_metrics.FLOW_STATUSES,

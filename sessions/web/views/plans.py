@@ -93,6 +93,7 @@ def plan_context(request, plan_id, amend_form=None, message=None):
             for node in view.nodes
             if node.last_attempt and node.state not in (vocabulary.DONE, plans.RETIRED)
         ],
+        "spent": [node for node in view.nodes if node.usage is not None],
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
