@@ -1,5 +1,6 @@
 """Configuration from the environment, and production-mode safety."""
 
+import json
 import os
 import platform
 import secrets
@@ -106,3 +107,34 @@ def test_a_plan_default_past_what_a_plan_may_name_fails_the_check():
     assert "MAX_ATTEMPTS must be a whole number of at least 1 and at most 100, not 101" in (
         result.stderr
     )
+
+
+def test_a_malformed_price_table_stops_the_start_saying_what_is_wrong(tmp_path):
+    table = tmp_path / "prices.json"
+    table.write_text('{"claude-x": {"input": 3, "output": 15, "cache_read": 0.3}}')
+    result = manage("check", DEBUG="1", PRICES_FILE=str(table))
+    assert result.returncode != 0
+    assert f"PRICES_FILE {table} is not a price table: 'claude-x' must give exactly" in (
+        result.stderr
+    )
+
+
+def test_a_price_table_that_is_not_json_stops_the_start(tmp_path):
+    table = tmp_path / "prices.json"
+    table.write_text("input: 3")
+    result = manage("check", DEBUG="1", PRICES_FILE=str(table))
+    assert result.returncode != 0
+    assert "cannot be read as JSON" in result.stderr
+
+
+def test_prices_file_prices_what_the_shipped_table_does_not(tmp_path):
+    table = tmp_path / "prices.json"
+    price = {"input": 1, "output": 2, "cache_read": 0, "cache_write": 0}
+    table.write_text(f'{{"our-model": {json.dumps(price)}}}')
+    code = (
+        "from sessions import config; from sessions.domain import spend;"
+        " print(spend.price_of('our-model-2026', config.prices()).output,"
+        " spend.price_of('claude-opus-5', config.prices()))"
+    )
+    result = manage("shell", "--no-imports", "-c", code, DEBUG="1", PRICES_FILE=str(table))
+    assert result.stdout.split() == ["2", "None"], result.stderr
