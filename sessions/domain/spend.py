@@ -7,6 +7,7 @@ throughout: a model's cost is `Σ tokens × price / 10⁶`, exact, then rounded 
 decimals (half up), and every total is the exact sum of those rounded costs.
 """
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
@@ -30,7 +31,13 @@ class Price(NamedTuple):
     cache_write: Decimal
 
 
-PriceTable = Mapping[str, Price]
+class PriceTable(dict[str, Price]):
+    """A price table, {model: Price}, remembering which entry applies to each model it
+    was asked about (a plan view prices thousands of sessions' few models)."""
+
+    def __init__(self, entries: Mapping[str, Price]) -> None:
+        super().__init__(entries)
+        self.applying: dict[str, Price | None] = {}
 
 
 class PriceTableError(ValueError):
@@ -38,7 +45,7 @@ class PriceTableError(ValueError):
     "cache_write"}}` with numbers ≥ 0; the message says where."""
 
 
-def price_table(data: object) -> dict[str, Price]:
+def price_table(data: object) -> PriceTable:
     """A price table from its JSON form, or `PriceTableError` naming what is wrong."""
     if not isinstance(data, dict) or not data:
         raise PriceTableError("must be a JSON object of models, each with its four prices")
@@ -61,14 +68,16 @@ def price_table(data: object) -> dict[str, Price]:
                 raise PriceTableError(f"{model!r} {kind} must be a number ≥ 0")
             values.append(number)
         table[model] = Price(*values)
-    return table
+    return PriceTable(table)
 
 
 def price_of(model: str, prices: PriceTable) -> Price | None:
     """The entry that applies to `model`: one equal to it, or that it starts with followed
     by `-` (a dated model id); the longest such entry wins. None for an unpriced model."""
-    found = [entry for entry in prices if model == entry or model.startswith(entry + "-")]
-    return prices[max(found, key=len)] if found else None
+    if model not in prices.applying:
+        found = [entry for entry in prices if model == entry or model.startswith(entry + "-")]
+        prices.applying[model] = prices[max(found, key=len)] if found else None
+    return prices.applying[model]
 
 
 class ModelUsage(NamedTuple):
@@ -87,9 +96,25 @@ class Usage(NamedTuple):
 
 
 def model_cost(counts: Sequence[int], price: Price) -> Decimal:
-    """`Σ tokens × price / 10⁶` for the four kinds, rounded to six decimals, half up."""
-    exact = sum((Decimal(n) * p for n, p in zip(counts, price, strict=True)), Decimal(0))
-    return (exact / MILLION).quantize(MICRODOLLAR, rounding=ROUND_HALF_UP)
+    """`Σ tokens × price / 10⁶` for the four kinds, rounded to six decimals, half up.
+    In whole picodollars when every price has at most six decimals (whole numbers are
+    exact and many times faster than decimals), else in decimals."""
+    picos = _picodollars_per_token(price)
+    if picos is None:
+        exact = sum((Decimal(n) * p for n, p in zip(counts, price, strict=True)), Decimal(0))
+        return (exact / MILLION).quantize(MICRODOLLAR, rounding=ROUND_HALF_UP)
+    exact = sum(n * p for n, p in zip(counts, picos, strict=True))  # picodollars
+    return Decimal((exact + 500_000) // 1_000_000).scaleb(-6)  # half up, to microdollars
+
+
+@functools.lru_cache(maxsize=256)
+def _picodollars_per_token(price: Price) -> tuple[int, ...] | None:
+    """Each price per million tokens in picodollars per token (× 10⁶), or None when one
+    has more than six decimals."""
+    scaled = [p * MILLION for p in price]
+    if any(value != value.to_integral_value() for value in scaled):
+        return None
+    return tuple(int(value) for value in scaled)
 
 
 def totals(events: Iterable[EventRecord]) -> dict[str, tuple[int, int, int, int]]:
@@ -119,6 +144,26 @@ def priced(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Usage | N
 def usage(events: Iterable[EventRecord], prices: PriceTable) -> Usage | None:
     """A session's usage (DESIGN.md): None when it reported none."""
     return priced(totals(events), prices)
+
+
+def priced_over(
+    count_maps: Iterable[Mapping[str, Sequence[int]]], prices: PriceTable
+) -> Usage | None:
+    """`combined(priced(counts) for counts in count_maps)`, without a `Usage` for each
+    (a plan view rolls up thousands of sessions)."""
+    sums: dict[str, list] = {}  # model: [input, output, cache_read, cache_write, cost]
+    for counts in count_maps:
+        for model, figures in counts.items():
+            price = price_of(model, prices)
+            cost = model_cost(figures, price) if price is not None else None
+            found = sums.get(model)
+            if found is None:
+                sums[model] = [*figures, cost]
+                continue
+            for index, n in enumerate(figures):
+                found[index] += n
+            found[4] = None if cost is None or found[4] is None else found[4] + cost
+    return _summed({model: ModelUsage(*found) for model, found in sums.items()}) if sums else None
 
 
 def combined(usages: Iterable[Usage | None]) -> Usage | None:

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from sessions import store
+from sessions import config, store
 from sessions.domain import plans, projections, spend, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs
@@ -55,25 +55,29 @@ def plan_views(
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
     liveness, handoffs = _liveness_and_handoffs(sessions.values())
-    usages = spend_model.usages_of(s.session for found in sessions.values() for s in found)
+    totals = spend_model.totals_of(s.session for found in sessions.values() for s in found)
     views = []
     for plan_id, (graph, ends) in found.items():
         on_nodes = sessions.get(plan_id, [])
         merges = work_model.merges_of(graph, on_nodes)
         view = plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
-        views.append(_with_usage(view, on_nodes, usages))
+        views.append(_with_usage(view, on_nodes, totals))
     return views
 
 
 def _with_usage(
-    view: plans.PlanView, on_nodes: Iterable[plans.NodeSession], usages: dict[str, spend.Usage]
+    view: plans.PlanView, on_nodes: Iterable[plans.NodeSession], totals: spend_model.Totals
 ) -> plans.PlanView:
     """`view` with what each node's sessions spent (every attempt), and the plan's."""
-    by_node: dict[str, list[spend.Usage]] = {}
+    by_node: dict[str, list] = {}
     for session in on_nodes:
-        if session.session in usages:
-            by_node.setdefault(session.node, []).append(usages[session.session])
-    nodes = [replace(node, usage=spend.combined(by_node.get(node.key, []))) for node in view.nodes]
+        if session.session in totals:
+            by_node.setdefault(session.node, []).append(totals[session.session])
+    prices = config.prices()
+    nodes = [
+        replace(node, usage=spend.priced_over(by_node.get(node.key, ()), prices))
+        for node in view.nodes
+    ]
     return replace(view, nodes=nodes, usage=spend.combined(node.usage for node in nodes))
 
 
@@ -117,7 +121,7 @@ def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]
         for plan_id, found in store.node_sessions_of(list(streams)).items()
     }
     liveness, handoffs = _liveness_and_handoffs(sessions.values(), at)
-    usages = spend_model.usages_of((s.session for found in sessions.values() for s in found), at)
+    totals = spend_model.totals_of((s.session for found in sessions.values() for s in found), at)
     views = []
     for plan_id in plan_ids:
         events = projections.as_of(streams.get(plan_id, []), at)
@@ -125,7 +129,7 @@ def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]
         if events and events[0].type == vocabulary.PLAN_CREATE:
             merges = work_model.merges_of(plans.graph_of(events), found, at)
             view = plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges)
-            views.append(_with_usage(view, found, usages))
+            views.append(_with_usage(view, found, totals))
     return views
 
 

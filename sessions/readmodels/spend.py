@@ -10,6 +10,9 @@ from sessions.domain import spend, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.store import spend as spend_rows
 
+# {session: {model: (input, output, cache_read, cache_write)}}
+Totals = dict[str, dict[str, tuple[int, ...]]]
+
 
 def usage_of(session_id: str, events: Sequence[EventRecord], whole: bool) -> spend.Usage | None:
     """A session's usage: from its events when they are the whole stream, else (a long
@@ -20,6 +23,11 @@ def usage_of(session_id: str, events: Sequence[EventRecord], whole: bool) -> spe
     if not any(event.type == vocabulary.USAGE for event in events):
         return None
     return spend.priced(spend_rows.usage_totals([session_id]).get(session_id, {}), config.prices())
+
+
+def totals_of(sessions: Iterable[str], at: datetime | None = None) -> Totals:
+    """Each of `sessions`' token totals per model (by `at`, if given), in one statement."""
+    return spend_rows.usage_totals(list(sessions), at)
 
 
 def usages_of(sessions: Iterable[str], at: datetime | None = None) -> dict[str, spend.Usage]:

@@ -141,3 +141,31 @@ def test_the_shipped_table_is_a_price_table_that_prices_claude_codes_models():
 
 def test_dollars_are_rounded_half_up_to_cents():
     assert spend.dollars(Decimal("1234.565")) == "$1,234.57"
+
+
+prices_per_million = st.decimals(min_value=0, max_value=1000, places=6)
+
+
+@given(st.tuples(*[st.integers(0, 10**15)] * 4), st.tuples(*[prices_per_million] * 4))
+def test_a_models_cost_is_the_exact_decimal_rounded_half_up(counts, prices):
+    exact = sum(Decimal(n) * p for n, p in zip(counts, prices, strict=True)) / spend.MILLION
+    expected = exact.quantize(Decimal("0.000001"), rounding="ROUND_HALF_UP")
+    assert spend.model_cost(counts, spend.Price(*prices)) == expected
+
+
+def test_a_price_with_more_than_six_decimals_is_still_exact():
+    price = spend.Price(Decimal("0.0000001"), Decimal(0), Decimal(0), Decimal(0))
+    assert spend.model_cost((15_000_000, 0, 0, 0), price) == Decimal("0.000002")  # 0.0000015
+
+
+session_totals = st.dictionaries(
+    st.sampled_from(["claude-sonnet-4", "claude-sonnet-4-5-x", "theirs"]),
+    st.tuples(*[st.integers(0, 10**12)] * 4),
+    max_size=3,
+)
+
+
+@given(st.lists(session_totals, max_size=6))
+def test_a_roll_up_from_totals_is_the_roll_up_of_each_sessions_usage(count_maps):
+    each = [spend.priced(counts, PRICES) for counts in count_maps]
+    assert spend.priced_over(count_maps, PRICES) == spend.combined(each)
