@@ -20,6 +20,7 @@ from common import T0, report, run_per_engine, seed, settle_after_bulk_load, set
 from plans import big_plan, spread
 
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+PARTS = os.environ.get("BENCH_PARTS", "plan,metrics").split(",")  # one of them, or both
 SESSIONS = int(os.environ.get("BENCH_SESSIONS", "100000"))
 
 
@@ -106,18 +107,18 @@ def metrics_with_spend(engine):
 
 def main(engine):
     setup_django(engine)
-    rows = plan_view_with_usage(engine)
-    report(
-        f"The 500-node plan's view data, median of {RUNS} runs of 9 (range)",
-        rows,
-        ["database", "sessions", "plan view data"],
-    )
-    rows = metrics_with_spend(engine)
-    report(
-        f"The metrics over the window, median of {RUNS} runs of 9 (range)",
-        rows,
-        ["database", "sessions", "window metrics"],
-    )
+    if "plan" in PARTS:
+        report(
+            f"The 500-node plan's view data, median of {RUNS} runs of 9 (range)",
+            plan_view_with_usage(engine),
+            ["database", "sessions", "plan view data"],
+        )
+    if "metrics" in PARTS:
+        report(
+            f"The metrics over the window, median of {RUNS} runs of 9 (range)",
+            metrics_with_spend(engine),
+            ["database", "sessions", "window metrics"],
+        )
 
 
 if __name__ == "__main__":

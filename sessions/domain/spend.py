@@ -141,6 +141,16 @@ def priced(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Usage | N
     return _summed(by_model)
 
 
+def cost_of(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Decimal:
+    """`priced(counts, prices).cost_usd` (0 for none), without the rest of a `Usage`."""
+    total = Decimal(0)
+    for model, figures in counts.items():
+        price = price_of(model, prices)
+        if price is not None:
+            total += model_cost(figures, price)
+    return total
+
+
 def usage(events: Iterable[EventRecord], prices: PriceTable) -> Usage | None:
     """A session's usage (DESIGN.md): None when it reported none."""
     return priced(totals(events), prices)

@@ -150,7 +150,8 @@ def _forget_and_read(places: dict, failing: dict, moved: set[str], gone: set[str
     if not moved:
         return
     for session, (repo, branch, opened) in work_rows.places_of(sorted(moved)).items():
-        places[session] = ((repo.lower(), branch), opened)
+        since = work.place_since(work_rows.place_events(session))
+        places[session] = Place((repo.lower(), branch), opened, since)
     for session in moved:
         since = work.failing_since(work_rows.head_and_checks(session))
         if since is not None:
@@ -158,7 +159,15 @@ def _forget_and_read(places: dict, failing: dict, moved: set[str], gone: set[str
 
 
 # {session: ((repo, lowered as GitHub compares names, branch), opened at)}
-Places = dict[str, tuple[tuple[str, str], datetime]]
+class Place(NamedTuple):
+    """Where an open session works, for duplicate work."""
+
+    place: tuple[str, str]  # (repo, lowered as GitHub compares names, branch)
+    opened: datetime
+    since: datetime | None  # when its repo and branch last became these
+
+
+Places = dict[str, Place]
 
 
 class WorkMarks(NamedTuple):

@@ -30,27 +30,18 @@ def totals_of(sessions: Iterable[str], at: datetime | None = None) -> Totals:
     return spend_rows.usage_totals(list(sessions), at)
 
 
-def usages_of(sessions: Iterable[str], at: datetime | None = None) -> dict[str, spend.Usage]:
-    """The usage of each of `sessions` that reported any (by `at`, if given), in one
-    statement."""
-    prices = config.prices()
-    return {
-        session_id: spend.priced(counts, prices)
-        for session_id, counts in spend_rows.usage_totals(list(sessions), at).items()
-    }
-
-
 def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
     """The metrics' spend in `[since, until)`: each session's cost counted on the UTC day
     of its latest usage report, and for its owner (`{"by_day": {"YYYY-MM-DD": usd},
     "by_owner": {owner: usd}}`, each sorted; days and owners with nothing left out)."""
-    reports = spend_rows.last_reports_in(since, until)
-    usages = usages_of(session for session, _, _ in reports)
+    prices = config.prices()
     by_day: dict[str, Decimal] = {}
     by_owner: dict[str, Decimal] = {}
-    for session, moment, owner in reports:
-        cost = usages[session].cost_usd
-        day = moment.astimezone(UTC).date().isoformat()
+    for reported in spend_rows.reported_in(since, until).values():
+        if reported.last_report >= until:
+            continue  # its latest report falls after the window: counted there
+        cost = spend.cost_of(reported.totals, prices)
+        day = reported.last_report.astimezone(UTC).date().isoformat()
         by_day[day] = by_day.get(day, Decimal(0)) + cost
-        by_owner[owner] = by_owner.get(owner, Decimal(0)) + cost
+        by_owner[reported.owner] = by_owner.get(reported.owner, Decimal(0)) + cost
     return {"by_day": dict(sorted(by_day.items())), "by_owner": dict(sorted(by_owner.items()))}

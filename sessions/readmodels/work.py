@@ -84,31 +84,30 @@ def duplicates(
     """Of `sessions`, the unclosed ones working a repo and branch that an earlier-opened
     unclosed session works too: {session: (the earliest such session, since when)}. Repos
     compare case-insensitively; a branch in `shared` is never duplicate work. Every open
-    session's place is kept by the open-sessions model (`places`, when the caller read
-    it already), so only the duplicates asked about are read; places held once are only
-    counted (a board judges them all)."""
+    session's place, and since when it holds it, is kept by the open-sessions model
+    (`places`, when the caller read it already): judging them asks nothing of the
+    database."""
     places = open_sessions.work_marks().places if places is None else places
-    held = Counter(place for place, _ in places.values())
+    held = Counter(found.place for found in places.values())
     twice = {
-        here[0]
+        here.place
         for session_id in sessions
-        if (here := places.get(session_id)) and held[here[0]] > 1 and here[0][1] not in shared
+        if (here := places.get(session_id)) and held[here.place] > 1 and here.place[1] not in shared
     }
     if not twice:
         return {}
     groups: dict[tuple[str, str], list[tuple[object, str]]] = {}
-    for session_id, (place, opened) in places.items():
-        if place in twice:
-            groups.setdefault(place, []).append((opened, session_id))
+    for session_id, here in places.items():
+        if here.place in twice:
+            groups.setdefault(here.place, []).append((here.opened, session_id))
     asked, found = set(sessions), {}
     for members in groups.values():
         members.sort()
         first = members[0][1]
         for _, session_id in members[1:]:
-            if session_id in asked:
-                since = work.place_since(work_rows.place_events(session_id))
-                if since is not None:
-                    found[session_id] = (first, since)
+            since = places[session_id].since
+            if session_id in asked and since is not None:
+                found[session_id] = (first, since)
     return found
 
 

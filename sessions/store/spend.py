@@ -4,6 +4,7 @@ or a roll-up never reads a stream's reports one by one."""
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 
@@ -35,23 +36,36 @@ def usage_totals(
     return found
 
 
-# The sessions whose latest usage report falls in a window, with that report's time and
-# the session's owner: reports in the window by the time index, less those with a later
-# report (by the session's index of its events by type).
-_LAST_REPORTS_IN = (
-    f"SELECT u.session, MAX(u.timestamp),"
+# The token totals per model of every session with a usage report in a window, each
+# model's latest report's time, and the session's owner: the window's reports by the
+# time index, then each of their sessions' reports by its index of events by type.
+_REPORTED_IN = (
+    f"SELECT u.session, u.usage_model, {_COUNTS}, MAX(u.timestamp),"
     f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
-    f" FROM {TABLE} u WHERE u.type = '{vocabulary.USAGE}' AND u.timestamp >= %s"
-    " AND u.timestamp < %s AND NOT EXISTS (SELECT 1 FROM"
-    f" {TABLE} later WHERE later.session = u.session AND later.type = '{vocabulary.USAGE}'"
-    " AND later.timestamp >= %s) GROUP BY u.session"
+    f" FROM {TABLE} u WHERE u.type = '{vocabulary.USAGE}' AND u.session IN"
+    f" (SELECT w.session FROM {TABLE} w WHERE w.type = '{vocabulary.USAGE}'"
+    " AND w.timestamp >= %s AND w.timestamp < %s) GROUP BY u.session, u.usage_model"
 )
 
 
-def last_reports_in(since: datetime, until: datetime) -> list[tuple[str, datetime, str]]:
-    """(session, its latest usage report's time, its owner) of every session whose latest
-    usage report is in `[since, until)`."""
-    params = [moment_param(since), moment_param(until), moment_param(until)]
+class Reported(NamedTuple):
+    owner: str
+    last_report: datetime  # the session's latest usage report
+    totals: dict[str, tuple[int, ...]]  # per model (input, output, cache_read, cache_write)
+
+
+def reported_in(since: datetime, until: datetime) -> dict[str, Reported]:
+    """Every session with a usage report in `[since, until)`: its owner, its latest
+    report's time (which may be past `until`) and its token totals, in one statement."""
+    found: dict[str, Reported] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_LAST_REPORTS_IN, params)
-        return [(session, moment_read(at), owner) for session, at, owner in cursor.fetchall()]
+        cursor.execute(_REPORTED_IN, [moment_param(since), moment_param(until)])
+        for session, model, *counts, moment, owner in cursor.fetchall():
+            moment = moment_read(moment)
+            known = found.get(session)
+            if known is None:
+                known = found[session] = Reported(owner, moment, {})
+            elif moment > known.last_report:
+                known = found[session] = known._replace(last_report=moment)
+            known.totals[model] = tuple(counts)
+    return found

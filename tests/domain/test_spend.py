@@ -169,3 +169,9 @@ session_totals = st.dictionaries(
 def test_a_roll_up_from_totals_is_the_roll_up_of_each_sessions_usage(count_maps):
     each = [spend.priced(counts, PRICES) for counts in count_maps]
     assert spend.priced_over(count_maps, PRICES) == spend.combined(each)
+
+
+@given(session_totals)
+def test_a_cost_alone_is_the_usages_cost(counts):
+    found = spend.priced(counts, PRICES)
+    assert spend.cost_of(counts, PRICES) == (found.cost_usd if found else 0)

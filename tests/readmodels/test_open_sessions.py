@@ -180,7 +180,7 @@ def on_branch(session_id, user, branch, repo="acme/shop"):
 
 def branches():
     places = open_sessions.work_marks().places
-    return {session: branch for session, ((_, branch), _) in places.items()}
+    return {session: found.place[1] for session, found in places.items()}
 
 
 def test_it_keeps_each_open_session_s_repo_and_branch(lead):
@@ -193,8 +193,9 @@ def test_it_keeps_each_open_session_s_repo_and_branch(lead):
     append_event("quiet", WORK, {"repo": "acme/shop"}, user=lead)  # no branch: no place
     caught_up()
     assert branches() == {"a": "fix-login", "b": "fix-cart"}
-    (repo, _), opened = open_sessions.work_marks().places["a"]
+    (repo, _), opened, since = open_sessions.work_marks().places["a"]
     assert repo == "acme/shop"
+    assert since == Event.objects.get(session="a", seq=2).timestamp
     assert opened == Event.objects.get(session="a", seq=1).timestamp
 
 
