@@ -195,7 +195,10 @@ def wait_latency(engine: str, token: str, user) -> None:
     )
 
 
-def main(engine: str) -> None:
+@contextlib.contextmanager
+def tower(engine: str):
+    """A fresh bench database for `engine` served by gunicorn on loopback: (the user
+    `bench`, a token of theirs) while it runs."""
     setup_django(engine)
     from django.contrib.auth.models import User
 
@@ -205,11 +208,16 @@ def main(engine: str) -> None:
     _, token = create_token(user, "bench")
     server = start_server(engine)
     try:
-        hook_times(engine, token)
-        wait_latency(engine, token, user)
+        yield user, token
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def main(engine: str) -> None:
+    with tower(engine) as (user, token):
+        hook_times(engine, token)
+        wait_latency(engine, token, user)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents import ct_env
-from append_http import PORT, start_server
-from common import percentile, report, run_per_engine, setup_django
+from agents import ct_env, tower
+from append_http import PORT
+from common import percentile, report, run_per_engine
 
 from tests.support.ct_tools import CT, hook_payload, reply_line
 
@@ -64,15 +64,7 @@ def stop_times(token: str, lines: int) -> tuple[float, list[float]]:
 
 
 def main(engine: str) -> None:
-    setup_django(engine)
-    from django.contrib.auth.models import User
-
-    from sessions.rules.tokens import create_token
-
-    user = User.objects.create_user("bench")
-    _, token = create_token(user, "bench")
-    server = start_server(engine)
-    try:
+    with tower(engine) as (_, token):
         bare = []
         for _ in range(RUNS):
             begin = time.perf_counter()
@@ -82,9 +74,6 @@ def main(engine: str) -> None:
         for lines in (10, 100_000):
             first, times = stop_times(token, lines)
             rows.append((f"Stop, transcript of {lines:,} lines", f"{first:.1f}", times))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     report(
         f"The Stop hook reading on in the transcript, {RUNS} runs, ms ({engine})",
         [

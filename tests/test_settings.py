@@ -109,22 +109,22 @@ def test_a_plan_default_past_what_a_plan_may_name_fails_the_check():
     )
 
 
-def test_a_malformed_price_table_stops_the_start_saying_what_is_wrong(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            '{"claude-x": {"input": 3, "output": 15, "cache_read": 0.3}}',
+            "is not a price table: 'claude-x' must give exactly",
+        ),
+        ("input: 3", "cannot be read as JSON"),
+    ],
+)
+def test_a_malformed_price_table_stops_the_start_saying_what_is_wrong(tmp_path, text, says):
     table = tmp_path / "prices.json"
-    table.write_text('{"claude-x": {"input": 3, "output": 15, "cache_read": 0.3}}')
+    table.write_text(text)
     result = manage("check", DEBUG="1", PRICES_FILE=str(table))
     assert result.returncode != 0
-    assert f"PRICES_FILE {table} is not a price table: 'claude-x' must give exactly" in (
-        result.stderr
-    )
-
-
-def test_a_price_table_that_is_not_json_stops_the_start(tmp_path):
-    table = tmp_path / "prices.json"
-    table.write_text("input: 3")
-    result = manage("check", DEBUG="1", PRICES_FILE=str(table))
-    assert result.returncode != 0
-    assert "cannot be read as JSON" in result.stderr
+    assert f"PRICES_FILE {table} {says}" in result.stderr
 
 
 def test_prices_file_prices_what_the_shipped_table_does_not(tmp_path):

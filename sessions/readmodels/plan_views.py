@@ -8,8 +8,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from sessions import config, store
-from sessions.domain import plans, projections, spend, vocabulary
+from sessions import store
+from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs
 from sessions.readmodels import spend as spend_model
@@ -55,30 +55,21 @@ def plan_views(
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
     liveness, handoffs = _liveness_and_handoffs(sessions.values())
-    totals = spend_model.totals_of(s.session for found in sessions.values() for s in found)
     views = []
     for plan_id, (graph, ends) in found.items():
         on_nodes = sessions.get(plan_id, [])
         merges = work_model.merges_of(graph, on_nodes)
         view = plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
-        views.append(_with_usage(view, on_nodes, totals))
+        views.append(_with_usage(view, spend_model.plan_usages(plan_id, on_nodes)))
     return views
 
 
-def _with_usage(
-    view: plans.PlanView, on_nodes: Iterable[plans.NodeSession], totals: spend_model.Totals
-) -> plans.PlanView:
+def _with_usage(view: plans.PlanView, spent: spend_model.PlanUsage) -> plans.PlanView:
     """`view` with what each node's sessions spent (every attempt), and the plan's."""
-    by_node: dict[str, list] = {}
-    for session in on_nodes:
-        if session.session in totals:
-            by_node.setdefault(session.node, []).append(totals[session.session])
-    prices = config.prices()
-    nodes = [
-        replace(node, usage=spend.priced_over(by_node.get(node.key, ()), prices))
-        for node in view.nodes
-    ]
-    return replace(view, nodes=nodes, usage=spend.combined(node.usage for node in nodes))
+    if not spent.nodes:
+        return view
+    nodes = [replace(node, usage=spent.nodes.get(node.key)) for node in view.nodes]
+    return replace(view, nodes=nodes, usage=spent.total)
 
 
 def _liveness_and_handoffs(
@@ -129,7 +120,8 @@ def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]
         if events and events[0].type == vocabulary.PLAN_CREATE:
             merges = work_model.merges_of(plans.graph_of(events), found, at)
             view = plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges)
-            views.append(_with_usage(view, found, totals))
+            node_of = {s.session: s.node for s in found}
+            views.append(_with_usage(view, spend_model.rolled_up(totals, node_of)))
     return views
 
 

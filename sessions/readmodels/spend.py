@@ -4,10 +4,14 @@ over each session's token totals, priced by the table in force (`config.prices`)
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import NamedTuple
 
-from sessions import config
+from sessions import config, store
 from sessions.domain import spend, vocabulary
+from sessions.domain.plans import NodeSession
 from sessions.domain.records import EventRecord
+from sessions.readmodels import open_sessions
+from sessions.readmodels.kept import Kept
 from sessions.store import spend as spend_rows
 
 # {session: {model: (input, output, cache_read, cache_write)}}
@@ -28,6 +32,59 @@ def usage_of(session_id: str, events: Sequence[EventRecord], whole: bool) -> spe
 def totals_of(sessions: Iterable[str], at: datetime | None = None) -> Totals:
     """Each of `sessions`' token totals per model (by `at`, if given), in one statement."""
     return spend_rows.usage_totals(list(sessions), at)
+
+
+# A plan's node sessions' totals and its nodes' usage, by plan: (the safe position they
+# were read up to, {session: totals}, {node: usage}). No usage row at or below that
+# position can still appear (the open-sessions model's watermark), so a later view reads
+# only the sessions that reported since, and prices again only when one did, instead of
+# every session's reports at every view (bench/RESULTS.md §21). Kept only when read
+# outside a transaction; bounded.
+PLAN_USAGE = Kept(bound=200)
+
+
+class PlanUsage(NamedTuple):
+    nodes: dict[str, spend.Usage]  # each node's, over every session started on it
+    total: spend.Usage | None  # the plan's: its nodes', retired ones included
+
+
+def plan_usages(plan_id: str, on_nodes: Sequence[NodeSession]) -> PlanUsage:
+    """What each node of the plan spent now, over every session started on it (those of
+    `on_nodes`, the plan's node sessions; nodes with none left out), and the plan."""
+    wanted = {session.session: session.node for session in on_nodes}
+    watermark = open_sessions.safe_position()
+    kept = PLAN_USAGE.get(plan_id)
+    if kept is None or kept[0] > watermark:  # never read, or the table lost rows
+        position, totals, usages = watermark, spend_rows.usage_totals(list(wanted)), None
+    else:
+        position, totals, usages = kept
+        moved = (
+            store.streams_of_types([vocabulary.USAGE], position, watermark) & wanted.keys()
+            if watermark > position
+            else set()
+        )
+        if moved:
+            totals, usages = {**totals, **spend_rows.usage_totals(sorted(moved))}, None
+        position = watermark
+    if usages is None:
+        usages = rolled_up(totals, wanted)
+    PLAN_USAGE.put(plan_id, (position, totals, usages))
+    above = store.streams_of_types([vocabulary.USAGE], watermark, None) & wanted.keys()
+    if above:  # not kept: rows above the watermark may yet be joined by lower ones
+        return rolled_up({**totals, **spend_rows.usage_totals(sorted(above))}, wanted)
+    return usages
+
+
+def rolled_up(totals: Totals, node_of: dict[str, str]) -> PlanUsage:
+    """What each node and the plan spent, from the sessions' totals (`node_of`: session →
+    node)."""
+    grouped: dict[str, list] = {}
+    for session, counts in totals.items():
+        if session in node_of:
+            grouped.setdefault(node_of[session], []).append(counts)
+    prices = config.prices()
+    nodes = {node: spend.priced_over(counts, prices) for node, counts in grouped.items()}
+    return PlanUsage(nodes, spend.combined(nodes.values()))
 
 
 def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
