@@ -8,7 +8,7 @@ decimals (half up), and every total is the exact sum of those rounded costs.
 """
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
 
@@ -129,26 +129,21 @@ def totals(events: Iterable[EventRecord]) -> dict[str, tuple[int, int, int, int]
     return found
 
 
+def _costed(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Iterator[tuple]:
+    """(model, its counts, its cost or None when unpriced) for each model of `counts`."""
+    for model, figures in counts.items():
+        price = price_of(model, prices)
+        yield model, figures, model_cost(figures, price) if price is not None else None
+
+
 def priced(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Usage | None:
     """The `Usage` of each model's token counts: None when there are none."""
-    if not counts:
-        return None
-    by_model = {}
-    for model in sorted(counts):
-        price = price_of(model, prices)
-        cost = model_cost(counts[model], price) if price is not None else None
-        by_model[model] = ModelUsage(*counts[model], cost)
-    return _summed(by_model)
+    return priced_over([counts], prices)
 
 
 def cost_of(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Decimal:
     """`priced(counts, prices).cost_usd` (0 for none), without the rest of a `Usage`."""
-    total = Decimal(0)
-    for model, figures in counts.items():
-        price = price_of(model, prices)
-        if price is not None:
-            total += model_cost(figures, price)
-    return total
+    return sum((cost for _, _, cost in _costed(counts, prices) if cost is not None), Decimal(0))
 
 
 def usage(events: Iterable[EventRecord], prices: PriceTable) -> Usage | None:
@@ -161,31 +156,25 @@ def priced_over(
 ) -> Usage | None:
     """`combined(priced(counts) for counts in count_maps)`, without a `Usage` for each
     (a plan view rolls up thousands of sessions)."""
-    sums: dict[str, list] = {}  # model: [input, output, cache_read, cache_write, cost]
-    for counts in count_maps:
-        for model, figures in counts.items():
-            price = price_of(model, prices)
-            cost = model_cost(figures, price) if price is not None else None
-            found = sums.get(model)
-            if found is None:
-                sums[model] = [*figures, cost]
-                continue
-            for index, n in enumerate(figures):
-                found[index] += n
-            found[4] = None if cost is None or found[4] is None else found[4] + cost
-    return _summed({model: ModelUsage(*found) for model, found in sums.items()}) if sums else None
+    return _rolled(
+        (model, ModelUsage(*figures, cost))
+        for counts in count_maps
+        for model, figures, cost in _costed(counts, prices)
+    )
 
 
 def combined(usages: Iterable[Usage | None]) -> Usage | None:
     """A roll-up (a node's sessions, a plan's nodes): tokens and costs add, per model and
     in all; `unpriced` is the union. None when none of them reported anything."""
+    return _rolled(part for found in usages if found is not None for part in found.by_model.items())
+
+
+def _rolled(parts: Iterable[tuple[str, ModelUsage]]) -> Usage | None:
+    """The `Usage` of (model, its usage) parts, those of one model added: None for none."""
     by_model: dict[str, ModelUsage] = {}
-    for found in usages:
-        if found is None:
-            continue
-        for model, part in found.by_model.items():
-            before = by_model.get(model)
-            by_model[model] = part if before is None else _added(before, part)
+    for model, part in parts:
+        before = by_model.get(model)
+        by_model[model] = part if before is None else _added(before, part)
     return _summed(by_model) if by_model else None
 
 
