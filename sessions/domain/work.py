@@ -138,12 +138,22 @@ def place_since(events: Sequence[EventRecord]) -> datetime | None:
     return since if repo is not None and branch is not None else None
 
 
+def repo_key(repo: str) -> str:
+    """A repo as it compares: case-insensitively, as GitHub's names do."""
+    return repo.lower()
+
+
+def place_key(repo: str, branch: str) -> tuple[str, str]:
+    """Where duplicate work is looked for: the repo as it compares, and the branch."""
+    return repo_key(repo), branch
+
+
 def place(found: Work | None, shared: Sequence[str]) -> tuple[str, str] | None:
-    """Where duplicate work is looked for: (repo, compared case-insensitively, branch),
-    or None for no repo or branch, or a branch many work on at once (`shared`)."""
+    """`place_key` of a session's work, or None for no repo or branch, or a branch many
+    work on at once (`shared`)."""
     if found is None or found.repo is None or found.branch is None or found.branch in shared:
         return None
-    return found.repo.lower(), found.branch
+    return place_key(found.repo, found.branch)
 
 
 def merge_note(pr: int, commit: str | None) -> str:

@@ -151,14 +151,13 @@ def _forget_and_read(places: dict, failing: dict, moved: set[str], gone: set[str
         return
     for session, (repo, branch, opened) in work_rows.places_of(sorted(moved)).items():
         since = work.place_since(work_rows.place_events(session))
-        places[session] = Place((repo.lower(), branch), opened, since)
+        places[session] = Place(work.place_key(repo, branch), opened, since)
     for session in moved:
         since = work.failing_since(work_rows.head_and_checks(session))
         if since is not None:
             failing[session] = since
 
 
-# {session: ((repo, lowered as GitHub compares names, branch), opened at)}
 class Place(NamedTuple):
     """Where an open session works, for duplicate work."""
 

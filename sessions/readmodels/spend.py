@@ -13,9 +13,7 @@ from sessions.domain.records import EventRecord
 from sessions.readmodels import open_sessions
 from sessions.readmodels.kept import Kept
 from sessions.store import spend as spend_rows
-
-# {session: {model: (input, output, cache_read, cache_write)}}
-Totals = dict[str, dict[str, tuple[int, ...]]]
+from sessions.store.spend import Totals
 
 
 def usage_of(session_id: str, events: Sequence[EventRecord], whole: bool) -> spend.Usage | None:
@@ -55,20 +53,18 @@ def plan_usages(plan_id: str, on_nodes: Sequence[NodeSession]) -> PlanUsage:
     watermark = open_sessions.safe_position()
     kept = PLAN_USAGE.get(plan_id)
     if kept is None or kept[0] > watermark:  # never read, or the table lost rows
-        position, totals, usages = watermark, spend_rows.usage_totals(list(wanted)), None
-    else:
-        position, totals, usages = kept
-        moved = (
-            store.streams_of_types([vocabulary.USAGE], position, watermark) & wanted.keys()
-            if watermark > position
-            else set()
-        )
-        if moved:
-            totals, usages = {**totals, **spend_rows.usage_totals(sorted(moved))}, None
-        position = watermark
-    if usages is None:
+        # Read whole, rows above the watermark included (read again once below it).
+        totals = spend_rows.usage_totals(list(wanted))
         usages = rolled_up(totals, wanted)
-    PLAN_USAGE.put(plan_id, (position, totals, usages))
+        PLAN_USAGE.put(plan_id, (watermark, totals, usages))
+        return usages
+    position, totals, usages = kept
+    if watermark > position:
+        moved = store.streams_of_types([vocabulary.USAGE], position, watermark) & wanted.keys()
+        if moved:
+            totals = {**totals, **spend_rows.usage_totals(sorted(moved))}
+            usages = rolled_up(totals, wanted)
+        PLAN_USAGE.put(plan_id, (watermark, totals, usages))
     above = store.streams_of_types([vocabulary.USAGE], watermark, None) & wanted.keys()
     if above:  # not kept: rows above the watermark may yet be joined by lower ones
         return rolled_up({**totals, **spend_rows.usage_totals(sorted(above))}, wanted)

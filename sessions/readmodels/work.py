@@ -52,7 +52,7 @@ def sessions_at(
     """The `most` latest-opened sessions whose current work is on `repo` (compared
     case-insensitively, as GitHub's names are) and one of `branches`, or, given a
     `commit`, at that head commit."""
-    wanted_repo = repo.lower() if repo else None
+    wanted_repo = work.repo_key(repo) if repo else None
     found = []
     for session_id in work_rows.sessions_reporting(list(branches), commit):
         now = current_work(session_id)
@@ -61,7 +61,7 @@ def sessions_at(
         on_branch = (
             wanted_repo is not None
             and now.repo is not None
-            and now.repo.lower() == wanted_repo
+            and work.repo_key(now.repo) == wanted_repo
             and now.branch in branches
         )
         if on_branch or (commit is not None and now.commit == commit):

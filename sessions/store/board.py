@@ -16,6 +16,7 @@ from sessions.domain.projections import Thresholds
 from sessions.models import Event
 from sessions.store.database import (
     json_array_rows,
+    latest_read,
     likely,
     moment_param,
     moment_read,
@@ -124,7 +125,7 @@ def _status_rows(start_rows: QuerySet, happened: QuerySet) -> list[BoardRow]:
     found = []
     for session_id, kind, changed_at, plan, *kept_alive in run_prepared(sql, params):
         changed_at = moment_read(changed_at)
-        last_at = max([changed_at, *(moment_read(at) for at in kept_alive if at is not None)])
+        last_at = latest_read(changed_at, *kept_alive)
         found.append(BoardRow(session_id, vocabulary.STATUS_AFTER[kind], last_at, changed_at, plan))
     found.sort(key=lambda row: (-row.last_at.timestamp(), row.session))
     return found

@@ -230,6 +230,12 @@ def moment_read(moment: datetime | str) -> datetime:
     return aware_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
 
 
+def latest_read(*moments: datetime | str | None) -> datetime:
+    """The latest of timestamps read on a plain cursor, those not found (None) left out:
+    a session's last activity from its last transition and its keep-alive probes."""
+    return max(moment_read(moment) for moment in moments if moment is not None)
+
+
 # A moment column in whole microseconds since the epoch, per database.
 MICROSECONDS_SQL = {
     # Whole seconds from the text without its fraction (a fraction would be rounded),

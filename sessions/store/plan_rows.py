@@ -15,8 +15,8 @@ from sessions.store.database import (
     aware_utc,
     each_stream,
     ids_param,
+    latest_read,
     moment_param,
-    moment_read,
     one_of,
     per_stream,
     run_prepared,
@@ -159,7 +159,7 @@ def liveness_of(sessions: Sequence[str], at: datetime | None = None) -> dict[str
         return {}
     params = [] if at is None else [moment_param(at)] * (2 + len(vocabulary.KEEPALIVE_TYPES))
     found = {}
-    # Prepared (on PostgreSQL, planning its three subqueries cost more than running them):
+    # Prepared (on PostgreSQL, planning its subqueries cost more than running them):
     # a claim that reclaims asks it under the plan's lock.
     sql = _LIVENESS[at is not None].format(each=each_stream())
     for session, kind, changed_at, *kept_alive in run_prepared(
@@ -167,8 +167,9 @@ def liveness_of(sessions: Sequence[str], at: datetime | None = None) -> dict[str
     ):
         if kind is None:
             continue
-        last = max(moment_read(at) for at in [changed_at, *kept_alive] if at is not None)
-        found[session] = Liveness(vocabulary.STATUS_AFTER[kind], last)
+        found[session] = Liveness(
+            vocabulary.STATUS_AFTER[kind], latest_read(changed_at, *kept_alive)
+        )
     return found
 
 

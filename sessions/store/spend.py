@@ -11,6 +11,9 @@ from django.db import connection
 from sessions.domain import vocabulary
 from sessions.store.database import TABLE, ids_param, moment_param, moment_read, one_of
 
+# {session: {model: (input, output, cache_read, cache_write)}}
+Totals = dict[str, dict[str, tuple[int, ...]]]
+
 _COUNTS = ", ".join(f"MAX({name})" for name in vocabulary.TOKEN_FIELDS)
 # By the index of a session's events by type (session, type, seq): its reports only.
 _TOTALS = (
@@ -19,14 +22,11 @@ _TOTALS = (
 )
 
 
-def usage_totals(
-    sessions: Sequence[str], at: datetime | None = None
-) -> dict[str, dict[str, tuple[int, ...]]]:
-    """{session: {model: (input, output, cache_read, cache_write)}} of those of `sessions`
-    that reported usage (by `at`, if given)."""
+def usage_totals(sessions: Sequence[str], at: datetime | None = None) -> Totals:
+    """The token totals of those of `sessions` that reported usage (by `at`, if given)."""
     if not sessions:
         return {}
-    found: dict[str, dict[str, tuple[int, ...]]] = {}
+    found: Totals = {}
     by, params = ("", []) if at is None else (" AND timestamp <= %s", [moment_param(at)])
     with connection.cursor() as cursor:
         sql = _TOTALS.format(sessions=one_of("session"), by=by)
