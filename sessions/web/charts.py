@@ -5,6 +5,7 @@ library, no script and no network, work without JavaScript, and each is also sho
 a table. Coordinates are in a fixed view box; the page scales it to its width.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sessions.domain.metrics import FLOW_STATUSES
@@ -57,23 +58,36 @@ def _plot_height() -> int:
     return HEIGHT - BOTTOM - TOP
 
 
-def throughput(days: list[str], counts: dict) -> Chart:
-    """Stacked bars per day: sessions closed, by outcome."""
-    totals = [sum(counts.get(day, {}).values()) for day in days]
+def _day_bars(
+    days: list[str],
+    parts: Callable[[str], list[tuple[str, float]]],
+    label: Callable[[str, str, float], str],
+) -> Chart:
+    """Stacked bars per day: `parts(day)` gives its (kind, value) parts, bottom first;
+    `label(day, kind, value)` a part's tooltip. A zero draws nothing."""
+    totals = [sum(value for _, value in parts(day)) for day in days]
     scale = max(totals, default=0) or 1
     slot = _plot_width() / max(len(days), 1)
     bars, ticks = [], []
     for index, day in enumerate(days):
         x = LEFT + index * slot + slot * 0.15
         base = HEIGHT - BOTTOM
-        for outcome in OUTCOMES:
-            n = counts.get(day, {}).get(outcome, 0)
-            if n:
-                height = _plot_height() * n / scale
+        for kind, value in parts(day):
+            if value:
+                height = _plot_height() * value / scale
                 base -= height
-                bars.append(Bar(x, base, slot * 0.7, height, outcome, f"{day}: {n} {outcome}"))
+                bars.append(Bar(x, base, slot * 0.7, height, kind, label(day, kind, value)))
         ticks.append((x + slot * 0.35, day[5:]))
     return Chart(bars, [], _thin(ticks), scale)
+
+
+def throughput(days: list[str], counts: dict) -> Chart:
+    """Stacked bars per day: sessions closed, by outcome."""
+    return _day_bars(
+        days,
+        lambda day: [(outcome, counts.get(day, {}).get(outcome, 0)) for outcome in OUTCOMES],
+        lambda day, outcome, n: f"{day}: {n} {outcome}",
+    )
 
 
 def flow(days: list[str], counts: dict) -> Chart:
@@ -127,18 +141,11 @@ def times(found: dict) -> Chart:
 
 def spend_per_day(days: list[str], by_day: dict[str, float]) -> Chart:
     """Bars per day: US dollars spent (each session on the day of its latest report)."""
-    scale = max(by_day.values(), default=0) or 1
-    slot = _plot_width() / max(len(days), 1)
-    bars, ticks = [], []
-    for index, day in enumerate(days):
-        x = LEFT + index * slot + slot * 0.15
-        usd = by_day.get(day, 0)
-        if usd:
-            height = _plot_height() * usd / scale
-            label = f"{day}: ${usd:,.2f}"
-            bars.append(Bar(x, HEIGHT - BOTTOM - height, slot * 0.7, height, "spend", label))
-        ticks.append((x + slot * 0.35, day[5:]))
-    return Chart(bars, [], _thin(ticks), scale)
+    return _day_bars(
+        days,
+        lambda day: [("spend", by_day.get(day, 0))],
+        lambda day, _, usd: f"{day}: ${usd:,.2f}",
+    )
 
 
 def spend_per_owner(by_owner: dict[str, float]) -> Chart:
