@@ -68,7 +68,9 @@ def check_state(status: object, conclusion: object) -> str:
 
 
 def status_state(state: object) -> str:
-    return {"success": "success", "pending": "pending"}.get(state, "failure")
+    """A commit status's state: success and pending as they are; error, failure and
+    anything else (not text included) failure."""
+    return state if state in ("success", "pending") else "failure"
 
 
 def delivery(event: str, payload: dict) -> Delivery | None:
