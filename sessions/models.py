@@ -54,6 +54,8 @@ class Event(models.Model):
     max_attempts = models.PositiveIntegerField(null=True, blank=True)
     # A plan event's: what makes a node done, its session's close or its PR's merge.
     done_when = models.CharField(max_length=8, null=True, blank=True)
+    # A plan event's budget in US dollars (0: an amend's removal of the plan's budget).
+    budget_usd = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
     # A session_work's report of where the work lands. Its `commit` and `check` are SQL
     # keywords (and `check` a model method): their fields and columns are named apart
     # (`store.database.COLUMN_OF`).
@@ -78,6 +80,9 @@ class Event(models.Model):
     needs = models.TextField(null=True, blank=True)
     drop_needs = models.TextField(null=True, blank=True)
     retire = models.TextField(null=True, blank=True)
+    # An amend's per-node maps (budgets, path patterns); a heartbeat's touched `paths`.
+    budgets = models.TextField(null=True, blank=True)
+    paths = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=255, null=True, blank=True)
 
     objects = EventQuerySet.as_manager()

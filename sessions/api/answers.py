@@ -10,13 +10,14 @@ from pydantic import (
     create_model,
 )
 
+from sessions.api.parts import Budget, Usage, Work, budget_json, usage_json, work_json
 from sessions.api.requests import (
     Need,
     PlanNode,
     Timestamp,
     optional_field,
 )
-from sessions.domain import plans, projections, spend, vocabulary, work
+from sessions.domain import plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels.shapes import plain
 
@@ -39,7 +40,15 @@ Attention = create_model(
     "Attention",
     __base__=Schema,
     kind=(
-        Literal["stale", "blocked_long", "review_long", "lapsed", "duplicate", "checks_failed"],
+        Literal[
+            "stale",
+            "blocked_long",
+            "review_long",
+            "lapsed",
+            "over_budget",
+            "duplicate",
+            "checks_failed",
+        ],
         ...,
     ),
     since=(Timestamp, ...),
@@ -59,50 +68,6 @@ Attention = create_model(
 class SessionProgress(Schema):
     note: str
     timestamp: Timestamp
-
-
-class PullRequest(Schema):
-    number: int
-    url: str | None = Field(description="The latest given since this number was given.")
-    state: Literal[vocabulary.PR_STATES] | None  # type: ignore[valid-type]
-
-
-class Checks(Schema):
-    commit: str = Field(
-        description="The session's current commit: checks at an older one drop out."
-    )
-    state: Literal[vocabulary.CHECK_STATES] = Field(  # type: ignore[valid-type]
-        description="failure if any run failed, else pending if any is pending, else success."
-    )
-    runs: dict[str, Literal[vocabulary.CHECK_STATES]] = Field(  # type: ignore[valid-type]
-        description="Each check's latest state at that commit, by name."
-    )
-
-
-class Work(Schema):
-    repo: str | None
-    branch: str | None
-    commit: str | None = Field(description="The latest given by a report without a check.")
-    pr: PullRequest | None
-    checks: Checks | None = Field(description="Null unless some check ran on `commit`.")
-
-
-class TokenCounts(Schema):
-    input: int
-    output: int
-    cache_read: int
-    cache_write: int
-
-
-class ModelUsage(TokenCounts):
-    cost_usd: float | None = Field(description="US dollars, to 6 decimals; null: unpriced.")
-
-
-class Usage(Schema):
-    tokens: TokenCounts = Field(description="Each kind summed over the models.")
-    cost_usd: float = Field(description="US dollars over the priced models (0 when none is).")
-    unpriced: list[str] = Field(description="The models the price table has no entry for.")
-    by_model: dict[str, ModelUsage]
 
 
 class Message(Schema):
@@ -157,6 +122,10 @@ class Session(Schema):
         description="What it spent: tokens per model (each its largest report) and their "
         "cost from the price table; null when nothing was reported."
     )
+    budget: Budget | None = Field(
+        description="The budget that binds its node: the node's when spent, else the plan's "
+        "when spent, else the node's own, else the plan's; null when neither has one."
+    )
 
 
 class Event(Schema):
@@ -204,6 +173,13 @@ class PlanEvent(Schema):
     retire: list[str] | None = optional_field("array")
     lease: int | None = optional_field("integer")
     max_attempts: int | None = optional_field("integer")
+    done_when: str | None = optional_field("string")
+    repo: str | None = optional_field("string")
+    budget_usd: float | None = Field(
+        None, description="US dollars; null in an amend: the plan's budget removed."
+    )
+    budgets: dict[str, float | None] | None = optional_field("object")
+    paths: dict[str, list[str] | None] | None = optional_field("object")
 
 
 class Progress(Schema):
@@ -242,6 +218,8 @@ class NodeState(Schema):
         description="What every session ever started on it spent (all attempts); null: "
         "nothing reported."
     )
+    paths: list[str] = Field(description="The path patterns it will touch in the plan's repo.")
+    budget_usd: float | None = Field(description="US dollars it may spend, all attempts.")
 
 
 class Plan(Schema):
@@ -272,6 +250,8 @@ class Plan(Schema):
     usage: Usage | None = Field(
         description="What its nodes spent, retired ones included; null: nothing reported."
     )
+    repo: str | None = Field(description="The repository its nodes' paths are in.")
+    budget_usd: float | None = Field(description="US dollars its nodes may spend in all.")
 
 
 class Percentiles(Schema):
@@ -388,42 +368,8 @@ def session_json(view: projections.SessionView) -> dict:
     shaped["messages"] = messages_json(view.messages)
     shaped["work"] = work_json(view.work)
     shaped["usage"] = usage_json(view.usage)
+    shaped["budget"] = budget_json(view.budget)
     return shaped
-
-
-def usage_json(found: spend.Usage | None) -> dict | None:
-    """A `domain.spend.Usage` as the `Usage` schema gives it: dollars as JSON numbers
-    (each a rounded or summed decimal of at most 6 places, which a float prints back)."""
-    if found is None:
-        return None
-    return {
-        "tokens": dict(found.tokens),
-        "cost_usd": float(found.cost_usd),
-        "unpriced": list(found.unpriced),
-        "by_model": {
-            model: {
-                **dict(zip(spend.KINDS, part[:4], strict=True)),
-                "cost_usd": None if part.cost_usd is None else float(part.cost_usd),
-            }
-            for model, part in found.by_model.items()
-        },
-    }
-
-
-def work_json(found: work.Work | None) -> dict | None:
-    """A session's `work` (`domain.work.Work`) as the `Work` schema gives it."""
-    if found is None:
-        return None
-    pr, checks = found.pr, found.checks
-    return {
-        "repo": found.repo,
-        "branch": found.branch,
-        "commit": found.commit,
-        "pr": None if pr is None else {"number": pr.number, "url": pr.url, "state": pr.state},
-        "checks": None
-        if checks is None
-        else {"commit": checks.commit, "state": checks.state, "runs": dict(checks.runs)},
-    }
 
 
 def messages_json(messages: Iterable[EventRecord]) -> list[dict]:
@@ -459,6 +405,8 @@ def plan_json(view: plans.PlanView) -> dict:
                 "attempts": node.attempts,
                 "last_attempt": attempt_json(node.last_attempt),
                 "usage": usage_json(node.usage),
+                "paths": list(node.paths),
+                "budget_usd": node.budget_usd,
             }
             for node in view.nodes
         ],
@@ -468,6 +416,8 @@ def plan_json(view: plans.PlanView) -> dict:
         "done_when": view.done_when,
         "claimable": view.claimable,
         "usage": usage_json(view.usage),
+        "repo": view.repo,
+        "budget_usd": view.budget_usd,
     }
 
 

@@ -19,7 +19,7 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from sessions.api import answers, requests
-from sessions.domain import jsonl, projections
+from sessions.domain import jsonl, projections, vocabulary
 from sessions.http import error_response, not_found, retrying_else, server_key
 from sessions.readmodels import plan_views, session_views
 from sessions.rules.append import append_event, start_unnamed
@@ -165,13 +165,26 @@ def on_refused(request: HttpRequest, exc: Refused) -> HttpResponse:
     return error_response(status, exc.code, exc.detail)
 
 
+# pydantic's names for the shape it tried (`float`, `int`) in an error's location.
+_SHAPES = {"float", "int", "str", "list", "dict", "bool", "function-after"}
+
+
 @api.exception_handler(ValidationError)
 def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     fields = {}
     for error in exc.errors:
-        names = [part for part in error.get("loc", ()) if isinstance(part, str)]
+        loc = [part for part in error.get("loc", ()) if part not in _SHAPES]
+        names = [part for part in loc if isinstance(part, str)]
         name = names[-1] if len(names) > 1 else "body"
-        fields.setdefault(name, error.get("msg", "is invalid"))
+        problem = error.get("msg", "is invalid")
+        # Within a field that holds JSON (nodes, an amend's per-node maps), that field is
+        # named, with where inside it: its key may be anything the client chose.
+        held = next((i for i, part in enumerate(loc) if part in vocabulary.JSON_FIELDS), None)
+        if held is not None:
+            name = loc[held]
+            inside = "".join(f"[{part!r}]" for part in loc[held + 1 :])
+            problem = f"{inside} {problem}" if inside else problem
+        fields.setdefault(name, problem)
     detail = "; ".join(f"{name}: {problem}" for name, problem in fields.items())
     return error_response(400, "invalid", f"Invalid input: {detail}.", fields=fields)
 
@@ -277,6 +290,7 @@ def event_appended(
     """`appended` for a body that names its event's type and may carry `expected_seq`
     (an append to a session, an amend of a plan): its other fields are the event's."""
     fields = body.model_dump(exclude={"type", "expected_seq"})
+    fields.update(vocabulary.removals(body.type, body.model_dump(include=body.model_fields_set)))
     return appended(request, stream_id, body.type, fields, idempotency_key, body.expected_seq)
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from ninja import Schema
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -19,6 +20,7 @@ from pydantic import (
 )
 
 from sessions.domain import jsonl, vocabulary
+from sessions.domain import paths as space
 from sessions.domain.moments import moment
 
 _STRICT = ConfigDict(extra="forbid")
@@ -35,6 +37,18 @@ def text(max_length: int, kind: str = "line", **extra) -> object:
             **extra,
         ),
     ]
+
+
+def _checked_by(rule: object) -> AfterValidator:
+    """The vocabulary's own rule of a value, as pydantic runs it (one wording for all)."""
+
+    def check(value: object) -> object:
+        problem = rule(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
 
 
 SessionId = Annotated[
@@ -146,6 +160,14 @@ class ProgressEvent(Schema):
     model_config = _STRICT
     type: Literal["session_progress"]
     note: Note | None = Field(None, description="What the session is doing now.")
+    paths: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=space.PATH_MAX)]],
+            Field(min_length=1, max_length=space.PATHS_MAX),
+            _checked_by(space.touched_error),
+        ]
+        | None
+    ) = Field(None, description="The repo-relative paths written since the last report.")
     expected_seq: ExpectedSeq | None = None
 
 
@@ -279,6 +301,48 @@ class MetricsWindow(Schema):
     until: AsOf | None = Field(None, description="End of the window, excluded (default: now).")
 
 
+Budget = Annotated[
+    float,
+    Field(
+        strict=True,
+        gt=0,
+        le=vocabulary.BUDGET_MAX,
+        description="US dollars, more than 0, at most 10⁶, at most 2 decimals.",
+    ),
+    _checked_by(vocabulary.budget_error),
+]
+Pattern = Annotated[
+    str,
+    Field(min_length=1, max_length=space.PATTERN_MAX),
+    _checked_by(space.pattern_error),
+]
+Patterns = Annotated[
+    list[Pattern],
+    Field(
+        min_length=1,
+        max_length=space.PATTERNS_MAX,
+        description="Glob patterns relative to the plan's repo: `*` and `?` within a segment, "
+        "`**` for any segments; a pattern without a wildcard covers its folder.",
+    ),
+]
+Repo = Annotated[
+    str,
+    Field(
+        max_length=vocabulary.REPO_MAX,
+        pattern=f"^{vocabulary.REPO_PATTERN.pattern}$",
+        description="owner/name",
+    ),
+]
+
+
+def _node_map(value: object) -> object:
+    """An amend's `{key: value or null}`, naming at least one node."""
+    return Annotated[
+        dict[SessionId, value | None],
+        Field(min_length=1, max_length=vocabulary.MAX_PLAN_NODES),
+    ]
+
+
 class PlanNode(Schema):
     model_config = _STRICT
     key: SessionId
@@ -289,6 +353,8 @@ class PlanNode(Schema):
         description="The keys of the nodes this one needs done before it can start.",
         json_schema_extra={"uniqueItems": True},
     )
+    paths: Patterns | None = None
+    budget_usd: Budget | None = Field(None, description="US dollars it may spend, all attempts.")
 
 
 class Need(Schema):
@@ -333,6 +399,8 @@ class CreatePlan(Schema):
         description="What makes a node done: its session's close (the default) or its"
         " pull request's merge.",
     )
+    repo: Repo | None = Field(None, description="The repository its nodes' paths are in.")
+    budget_usd: Budget | None = Field(None, description="US dollars its nodes may spend in all.")
 
 
 class AmendPlan(Schema):
@@ -351,6 +419,14 @@ class AmendPlan(Schema):
     lease: Lease = optional_field("integer")
     max_attempts: MaxAttempts = optional_field("integer")
     done_when: DoneWhen = optional_field("string")
+    repo: Repo = optional_field("string")
+    budget_usd: Budget | None = Field(None, description="null: the plan's budget removed.")
+    budgets: (
+        Annotated[dict[SessionId, Budget | None], Field(min_length=1, max_length=500)] | None
+    ) = Field(None, description="Node key → its new budget, or null to remove it.")
+    paths: (
+        Annotated[dict[SessionId, Patterns | None], Field(min_length=1, max_length=500)] | None
+    ) = Field(None, description="Node key → its new path patterns, or null for none.")
     expected_seq: ExpectedSeq | None = None
 
 

@@ -64,6 +64,8 @@ def event_dict(event):
         value = getattr(event, name)
         if value is not None:
             data[name] = value
+    if data.get("budget_usd") == 0:
+        data["budget_usd"] = None  # an amend's removal of the plan's budget
     return data
 
 
@@ -145,6 +147,7 @@ def _decode_line(raw, stream_id, latest=None):
     if problem:
         raise ValueError(f"actor {problem}")
     fields = {name: data.get(name) for name in own if data.get(name) is not None}
+    fields.update(vocabulary.removals(event_type, data))
     errors = vocabulary.field_errors(event_type, fields)
     if errors:
         name, problem = next(iter(errors.items()))

@@ -200,6 +200,7 @@ class SessionView:
     message_count: int = 0  # all the pending messages
     work: object = None  # where the work lands (`domain.work.Work`), or None
     usage: object = None  # what it spent (`domain.spend.Usage`), or None
+    budget: object = None  # the budget binding its node (`domain.budgets.Budget`), or None
 
 
 def session_view(
@@ -348,7 +349,8 @@ LAPSED = "lapsed"
 
 
 class Attention(NamedTuple):
-    kind: str  # stale, blocked_long, review_long, lapsed, duplicate or checks_failed
+    # stale, blocked_long, review_long, lapsed, over_budget, duplicate or checks_failed
+    kind: str
     since: datetime  # when the overdue interval began
     other: str | None = None  # duplicate work: the earlier session on the same branch
 

@@ -22,6 +22,7 @@ class EventRecord(NamedTuple):
     lease: int | None = None  # a plan event's liveness settings
     max_attempts: int | None = None
     done_when: str | None = None  # a plan event's: what makes a node done (v4)
+    budget_usd: int | float | None = None  # a plan event's budget (0: removed)
     repo: str | None = None  # a session_work's report of where the work lands
     branch: str | None = None
     commit: str | None = None
@@ -39,6 +40,8 @@ class EventRecord(NamedTuple):
     needs: list | None = None
     drop_needs: list | None = None
     retire: list | None = None
+    budgets: dict | None = None  # an amend's per-node budgets
+    paths: dict | list | None = None  # an amend's per-node patterns; a heartbeat's paths
 
 
 assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"

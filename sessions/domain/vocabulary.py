@@ -7,6 +7,26 @@ that every surface refuses exactly the same inputs with the same words.
 import re
 from datetime import timedelta
 
+from sessions.domain import paths as space
+from sessions.domain.field_rules import (  # noqa: F401 (named here with the rest)
+    BRANCH_MAX,
+    BUDGET_MAX,
+    CHECK_MAX,
+    CHECK_STATES,
+    COMMIT_PATTERN,
+    PR_MAX,
+    PR_STATES,
+    PR_URL_MAX,
+    REPO_MAX,
+    REPO_PATTERN,
+    WORK_FIELDS,
+    budget_error,
+    dollars,
+    node_map_error,
+    work_errors,
+    work_value_error,
+)
+
 START = "session_start"
 BLOCK = "session_block"
 UNBLOCK = "session_unblock"
@@ -66,11 +86,20 @@ FIELDS = {
     UNBLOCK: ("note",),
     REVIEW: ("note",),
     CLOSE: ("note", "outcome"),
-    PROGRESS: ("note",),
+    PROGRESS: ("note", "paths"),  # since v4, the paths written since the last report
     MESSAGE: ("note",),
-    WORK: ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state"),
+    WORK: WORK_FIELDS,
     USAGE: ("model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
-    PLAN_CREATE: ("title", "note", "nodes", "lease", "max_attempts", "done_when"),
+    PLAN_CREATE: (
+        "title",
+        "note",
+        "nodes",
+        "lease",
+        "max_attempts",
+        "done_when",
+        "repo",
+        "budget_usd",
+    ),
     PLAN_AMEND: (
         "note",
         "nodes",
@@ -80,6 +109,10 @@ FIELDS = {
         "lease",
         "max_attempts",
         "done_when",
+        "repo",
+        "budget_usd",
+        "budgets",
+        "paths",
     ),
 }
 # A plan's liveness settings: its lease (minutes of silence a node's active session may
@@ -89,13 +122,35 @@ INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
 # What makes a node done (v4): its session's close (the default), or its pull request's
 # merge (DESIGN.md, "Done on evidence").
 DONE_WHEN = ("close", "merge")
-AMEND_CHANGES = (*GRAPH_FIELDS, *LIVENESS_FIELDS, "done_when")  # an amend makes one of these
-WORK_FIELDS = FIELDS[WORK]
+# A plan amend's `budget_usd: null` (the plan's budget removed) is stored and read as 0,
+# which no budget can be; the surfaces that take an amend pass it as `REMOVED` (so that
+# a 0 given is still refused).
+REMOVED = object()
+
+
+def removals(event_type, given):
+    """The fields an event's `given` object sets to null to remove (the plan's budget, in
+    an amend), as `REMOVED`."""
+    if event_type == PLAN_AMEND and "budget_usd" in given and given["budget_usd"] is None:
+        return {"budget_usd": REMOVED}
+    return {}
+
+
+# What an amend may change per node (`{key: value or null}`): budgets and path patterns.
+NODE_MAPS = ("budgets", "paths")
+AMEND_CHANGES = (  # an amend makes one of these
+    *GRAPH_FIELDS,
+    *LIVENESS_FIELDS,
+    "done_when",
+    "repo",
+    "budget_usd",
+    *NODE_MAPS,
+)
 USAGE_FIELDS = FIELDS[USAGE]
 TOKEN_FIELDS = USAGE_FIELDS[1:]  # each a whole number of tokens, 0 to TOKENS_MAX
 MODEL_MAX, TOKENS_MAX = 100, 10**15
-# Every field an event may carry, in the order the event table stores them (the graph's,
-# JSON text, last).
+# Every field an event may carry, in the order the event table stores them (those held
+# as JSON text last).
 EVENT_FIELDS = (
     "title",
     "reason",
@@ -105,10 +160,15 @@ EVENT_FIELDS = (
     "outcome",
     *LIVENESS_FIELDS,
     "done_when",
+    "budget_usd",
     *WORK_FIELDS,
     *USAGE_FIELDS,
     *GRAPH_FIELDS,
+    *NODE_MAPS,
 )
+# The fields an event carries as JSON (stored as JSON text): the graph's changes, an
+# amend's per-node maps, a heartbeat's touched paths (`paths` in both).
+JSON_FIELDS = (*GRAPH_FIELDS, *NODE_MAPS)
 REQUIRED_FIELDS = {
     START: ("title",),
     BLOCK: ("reason",),
@@ -139,15 +199,6 @@ ALLOWED_FROM = {
 }
 # What may still be appended to a closed session (and may take its last place).
 AFTER_CLOSE = (WORK, USAGE)
-
-# Where the work lands (DESIGN.md, v4): each field's rule.
-PR_STATES = ("open", "merged", "closed")
-CHECK_STATES = ("pending", "success", "failure")
-REPO_MAX, BRANCH_MAX, PR_URL_MAX, CHECK_MAX, PR_MAX = 200, 255, 500, 200, 10**9
-REPO_PATTERN = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+")
-COMMIT_PATTERN = re.compile(r"[0-9a-f]{40}")
-_BRANCH_REFUSED = re.compile(r"[\s\x00-\x1f\x7f]|\.\.")
-_URL_PATTERN = re.compile(r"https?://[^\s\x00-\x1f\x7f]+")
 
 # The most events one stream may hold: past it an append is refused (close the session
 # and start another). Every request's cost is bounded apart from this (pagination,
@@ -252,12 +303,18 @@ def _id_list_error(value, what, limit):
     return problem
 
 
+NODE_KEYS = ("key", "title", "needs", "paths", "budget_usd")
+
+
 def _node_error(node):
     if not isinstance(node, dict):
         return 'must be an object {"key", "title", "needs"}'
-    unknown = sorted(set(node) - {"key", "title", "needs"})
+    unknown = sorted(set(node) - set(NODE_KEYS))
     if unknown:
-        return f"has an unknown field {unknown[0]!r} (a node has key, title and needs)"
+        return (
+            f"has an unknown field {unknown[0]!r} (a node has key, title, needs, paths "
+            "and budget_usd)"
+        )
     for name in ("key", "title"):
         if name not in node:
             return f"needs a {name}"
@@ -272,6 +329,9 @@ def _node_error(node):
         problem = _id_list_error(needs, "keys", MAX_PLAN_NODES)
         if problem:
             return f"needs {problem}"
+    for name, rule in (("paths", space.patterns_error), ("budget_usd", budget_error)):
+        if node.get(name) is not None and (problem := rule(node[name])):
+            return f"{name} {problem}"
     return None
 
 
@@ -316,8 +376,10 @@ def value_error(name, value):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             return f"must be a whole number from {low} to {high}"
         return None
+    if name == "check":
+        return text_error(value, CHECK_MAX)
     if name in WORK_FIELDS:
-        return _work_value_error(name, value)
+        return work_value_error(name, value)
     if name == "model":
         return text_error(value, MODEL_MAX)
     if name in TOKEN_FIELDS:
@@ -326,59 +388,20 @@ def value_error(name, value):
         return None
     if name == "done_when":
         return None if value in DONE_WHEN else f"must be one of {', '.join(DONE_WHEN)}"
+    if name == "budget_usd":
+        return budget_error(value)
+    if name == "budgets":
+        return node_map_error(value, budget_error, "budgets", session_id_error, MAX_PLAN_NODES)
     raise KeyError(name)
 
 
-def _work_value_error(name, value):
-    """A `session_work` field's own rule (DESIGN.md, "Where the work lands")."""
-    if name == "pr":
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PR_MAX:
-            return f"must be a whole number from 1 to {PR_MAX}"
-        return None
-    if not isinstance(value, str):
-        return "must be text"
-    if name == "repo":
-        if len(value) > REPO_MAX or not REPO_PATTERN.fullmatch(value):
-            return (
-                f"must be owner/name: 1–{REPO_MAX} characters of A–Z, a–z, 0–9, '.', '_' "
-                "and '-', with one '/'"
-            )
-    elif name == "branch":
-        if not 1 <= len(value) <= BRANCH_MAX:
-            return f"must be 1–{BRANCH_MAX} characters"
-        if _BRANCH_REFUSED.search(value) or value.startswith(("-", "/", "refs/heads/")):
-            return (
-                "must be a git branch name without refs/heads/: no white space, control "
-                "character or '..', not starting with '-' or '/'"
-            )
-    elif name == "commit":
-        if not COMMIT_PATTERN.fullmatch(value):
-            return "must be a full commit id: 40 lowercase hexadecimal digits"
-    elif name == "pr_url":
-        if len(value) > PR_URL_MAX or not _URL_PATTERN.fullmatch(value):
-            return f"must be an http or https URL of at most {PR_URL_MAX} characters"
-    elif name in ("pr_state", "check_state"):
-        allowed = PR_STATES if name == "pr_state" else CHECK_STATES
-        if value not in allowed:
-            return f"must be one of {', '.join(allowed)}"
-    elif name == "check":
-        return text_error(value, CHECK_MAX)
-    return None
-
-
-def _work_errors(fields):
-    """The rules between a `session_work`'s fields (a PR known from before is the
-    rules' to check: it depends on the stream)."""
-    given = {name for name in WORK_FIELDS if fields.get(name) is not None}
-    if not given:
-        return {"repo": f"a session_work gives at least one of {', '.join(WORK_FIELDS)}"}
-    errors = {}
-    for one, other in (("check", "check_state"), ("check_state", "check")):
-        if one in given and other not in given:
-            errors[other] = f"is required with {one}: give check and check_state together"
-    if "check" in given and "commit" not in given:
-        errors["commit"] = "is required with check: the commit the check ran on"
-    return errors
+def _paths_error(event_type, value):
+    """`paths`: a heartbeat's touched paths, or an amend's patterns per node."""
+    if event_type == PROGRESS:
+        return space.touched_error(value)
+    return node_map_error(
+        value, space.patterns_error, "lists of path patterns", session_id_error, MAX_PLAN_NODES
+    )
 
 
 def field_errors(event_type, fields):
@@ -403,7 +426,10 @@ def field_errors(event_type, fields):
             if name in REQUIRED_FIELDS.get(event_type, ()) and not node_title:
                 errors[name] = f"is required for {event_type}"
             continue
-        problem = value_error(name, value)
+        if value is REMOVED and name == "budget_usd" and event_type == PLAN_AMEND:
+            continue  # the plan's budget removed (null)
+        paths = name == "paths"
+        problem = _paths_error(event_type, value) if paths else value_error(name, value)
         if problem:
             errors[name] = problem
     if event_type == START and (fields.get("plan") is None) != (fields.get("node") is None):
@@ -412,14 +438,20 @@ def field_errors(event_type, fields):
     if event_type == PLAN_AMEND and all(fields.get(name) is None for name in AMEND_CHANGES):
         errors["nodes"] = f"an amend makes at least one change: {', '.join(AMEND_CHANGES)}"
     if event_type == WORK and not errors:
-        errors.update(_work_errors(fields))
+        errors.update(work_errors(fields))
     return errors
 
 
 def canonical_node(node):
-    """A node as it is stored and written: key, title, then needs only when there are any."""
-    needs = node.get("needs") or []
-    return {"key": node["key"], "title": node["title"], **({"needs": list(needs)} if needs else {})}
+    """A node as it is stored and written: key, title, then needs, paths and budget_usd
+    only when there are any."""
+    shaped = {"key": node["key"], "title": node["title"]}
+    for name in ("needs", "paths"):
+        if node.get(name):
+            shaped[name] = list(node[name])
+    if node.get("budget_usd") is not None:
+        shaped["budget_usd"] = node["budget_usd"]
+    return shaped
 
 
 def canonical_edge(edge):
@@ -438,6 +470,8 @@ def canonical_fields(fields):
             value = [canonical_edge(edge) for edge in value]
         elif name == "retire":
             value = list(value)
+        elif value is REMOVED:
+            value = 0  # a plan's budget removed: stored as 0
         shaped[name] = value
     return shaped
 

@@ -14,7 +14,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain import projections, vocabulary, work
+from sessions.domain import budgets, projections, vocabulary, work
+from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import open_sessions, plan_graphs
 from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept, always
@@ -69,6 +70,7 @@ def needing_attention(
         failing, duplicates = {}, {}
     plans = {row.plan for row in rows if row.plan is not None and row.status == vocabulary.ACTIVE}
     leases = {plan: plan_graphs.lease(plan, at) for plan in plans}
+    spent = {} if at is not None else budget_model.spent_sessions(rows)
     found = []
     for row in rows:
         if row.status not in before:  # closed
@@ -89,6 +91,8 @@ def needing_attention(
         if row.session in duplicates and kind != projections.LAPSED:
             other, since = duplicates[row.session]
             kind, cut_off = work.DUPLICATE, now
+        if row.session in spent:  # before every other kind
+            kind, since, cut_off, other = budgets.OVER_BUDGET, spent[row.session], now, None
         if since < cut_off:
             found.append((since - cut_off, row.session, kind, since, other))
     found.sort()  # the longest overdue (the most before its cut-off) first

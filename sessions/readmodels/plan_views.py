@@ -9,7 +9,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain import plans, projections, vocabulary
+from sessions.domain import budgets, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import plan_graphs
 from sessions.readmodels import spend as spend_model
@@ -65,11 +65,16 @@ def plan_views(
 
 
 def _with_usage(view: plans.PlanView, spent: spend_model.PlanUsage) -> plans.PlanView:
-    """`view` with what each node's sessions spent (every attempt), and the plan's."""
+    """`view` with what each node's sessions spent (every attempt), and the plan's; the
+    nodes whose budget is spent are not claimable."""
     if not spent.nodes:
         return view
     nodes = [replace(node, usage=spent.nodes.get(node.key)) for node in view.nodes]
-    return replace(view, nodes=nodes, usage=spent.total)
+    view = replace(view, nodes=nodes, usage=spent.total)
+    over = budgets.spent_in_view(view)
+    if over:
+        view = replace(view, claimable=[key for key in view.claimable if key not in over])
+    return view
 
 
 def _liveness_and_handoffs(

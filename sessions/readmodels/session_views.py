@@ -12,9 +12,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions import config, store
-from sessions.domain import projections, vocabulary, work
+from sessions.domain import budgets, projections, vocabulary, work
 from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
+from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import plan_graphs, time_spent
 from sessions.readmodels import spend as spend_model
 from sessions.readmodels import work as work_model
@@ -58,25 +59,31 @@ def project(
     time_spent: dict[str, int] | None = None,
     message_count: int | None = None,
     at: datetime | None = None,
-    leases: dict | None = None,
+    graphs: dict | None = None,
     whole: bool = True,
 ) -> projections.SessionView:
     """The view of a session's loaded events, at `now` (default: the clock; as of `at`,
     `at`). A session on a plan's node reads its plan's lease in force then (from
-    `leases`, {plan: lease}, when a page of views has read them once): past it, the
-    session has lapsed. `whole`: the events are the whole stream (else only those the
-    view depends on, and its work is read apart)."""
+    `graphs`, {plan: graph}, when a page of views has read them once): past it, the
+    session has lapsed; and now, the budget binding its node. `whole`: the events are
+    the whole stream (else only those the view depends on, and its work is read apart)."""
     now = (at or timezone.now()) if now is None else now
     limits = thresholds() if limits is None else limits
-    plan = projections.plan_node(events)[0]
-    known = leases is not None and plan in leases
-    lease = leases[plan] if known else plan_graphs.lease(plan, at)
+    plan, node = projections.plan_node(events)
+    graph = None
+    if at is not None:
+        lease = plan_graphs.lease(plan, at)
+    else:
+        graph = graphs[plan] if graphs is not None and plan in graphs else _graph(plan)
+        lease = timedelta(minutes=graph.lease) if graph and graph.lease is not None else None
     view = projections.session_view(
         session_id, events, now, limits, blocker_count, time_spent, message_count, lease
     )
     spent = spend_model.usage_of(session_id, events, whole)
     if spent is not None:
         view = replace(view, usage=spent)
+    if graph is not None and node is not None:
+        view = _with_budget(view, graph)
     found = work.work(events) if whole else work_model.work_of(session_id, events)
     if found is None:
         return view
@@ -91,7 +98,9 @@ def project(
     # Red checks in review come before stale, blocked and review waits (DESIGN.md, "Time
     # and attention"); duplicate work is judged for a page of views at once
     # (`with_duplicates`).
-    attention = projections.Attention(work.CHECKS_FAILED, since) if since else view.attention
+    over = view.attention is not None and view.attention.kind == budgets.OVER_BUDGET
+    red_first = since and not over
+    attention = projections.Attention(work.CHECKS_FAILED, since) if red_first else view.attention
     return replace(view, work=found, attention=attention)
 
 
@@ -111,11 +120,29 @@ def with_duplicates(
     found = work_model.duplicates(placed, shared) if placed else {}
     for session_id, (other, since) in found.items():
         view = views[session_id]
-        if view.attention is None or view.attention.kind != projections.LAPSED:
+        kind = view.attention and view.attention.kind
+        if kind not in (projections.LAPSED, budgets.OVER_BUDGET):
             views[session_id] = replace(
                 view, attention=projections.Attention(work.DUPLICATE, since, other)
             )
     return views
+
+
+def _graph(plan_id: str | None) -> object:
+    return None if plan_id is None else plan_graphs.graph(plan_id)
+
+
+def _with_budget(view: projections.SessionView, graph: object) -> projections.SessionView:
+    """`view` with the budget binding its node now, and the attention `over_budget` when
+    it is spent and the session is not closed: before every other kind."""
+    budget = budget_model.node_budget(view.plan, graph, view.node)
+    if budget is None:
+        return view
+    view = replace(view, budget=budget)
+    if budget.over and view.status != vocabulary.CLOSED:
+        since = budget_model.spent_since(view.plan, view.node, budget)
+        view = replace(view, attention=projections.Attention(budgets.OVER_BUDGET, since))
+    return view
 
 
 def session_views(
@@ -136,9 +163,9 @@ def session_views(
     lengths = store.stream_lengths(list(session_ids))
     streams = whole_streams(lengths)
     plans = {projections.plan_node(events)[0] for events in streams.values()} - {None}
-    leases = {plan: plan_graphs.lease(plan) for plan in plans}  # once per plan, not per view
+    graphs = {plan: _graph(plan) for plan in plans}  # once per plan, not per view
     views = {
-        session_id: project(session_id, events, now, limits, leases=leases)
+        session_id: project(session_id, events, now, limits, graphs=graphs)
         for session_id, events in streams.items()
     }
     for session_id in lengths.keys() - streams.keys():

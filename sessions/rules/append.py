@@ -18,6 +18,7 @@ from django.utils import timezone
 from sessions import config, store
 from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
+from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import kept, plan_graphs, plan_sessions
 from sessions.readmodels import work as work_model
 from sessions.rules import work as work_rules
@@ -416,6 +417,14 @@ def start_on_node(
         raise Conflict(
             "node_not_ready",
             f"Node {node_key!r} of plan {plan_id!r} cannot start: {problem}.",
+            plan_id,
+        )
+    spent = budget_model.spent_nodes(plan_id, graph, found.sessions, [node_key])
+    if spent:
+        raise Conflict(
+            "budget_spent",
+            f"Node {node_key!r} of plan {plan_id!r} cannot start: {spent[node_key].reason()}. "
+            "A person may raise the budget (amend the plan).",
             plan_id,
         )
     attempts = found.attempts.get(node_key, 0)

@@ -5,7 +5,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sessions import store
-from sessions.domain import plans, projections, vocabulary
+from sessions.domain import budgets, plans, projections, vocabulary
+from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import plan_sessions, plan_views
 from sessions.rules.append import (
     Appended,
@@ -20,12 +21,13 @@ from sessions.rules.refusals import Conflict, Forbidden, InvalidEvent, UnknownPl
 
 
 def _next_claimable(
-    graph: plans.Graph, found: plan_sessions.Found
+    plan_id: str, graph: plans.Graph, found: plan_sessions.Found
 ) -> tuple[plans.Graph, plan_sessions.Found, str] | None:
     """The node a claim takes, with the states it was judged by: the first, in the ready
-    list's order, of the ready nodes and the reclaimable lapsed ones. Lapse is read one
-    candidate at a time (a running node whose needs are done and whose attempts are
-    under the cap), so a claim reads no more sessions than it passes over."""
+    list's order, of the ready nodes and the reclaimable lapsed ones whose budget is not
+    spent (a claim that passes over one and finds nothing is refused `budget_spent`).
+    Lapse is read one candidate at a time (a running node whose needs are done and whose
+    attempts are under the cap), so a claim reads no more sessions than it passes over."""
     states, attempts = found.states, found.attempts
 
     def may_lapse(key: str) -> bool:
@@ -34,14 +36,41 @@ def _next_claimable(
 
     plain = {key: state for key, (state, _) in states.items()}
     candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
+    spent = budget_model.spent_nodes(plan_id, graph, found.sessions, candidates)
+    passed_over = None
     for key in plans.ranked(graph, plain, candidates):
+        if key in spent:
+            if passed_over is None and (plain[key] == plans.READY or _lapsed(graph, found, key)):
+                passed_over = spent[key]
+            continue
         if plain[key] == plans.READY:
             return graph, found, key
         held = _held_if_lapsed(graph, found, key)
         if held is not None:
             lapsed = {**states, key: (plans.LAPSED, states[key][1])}
             return graph, found._replace(states=lapsed, held=held), key
+    if passed_over is not None:
+        raise _budget_spent(plan_id, passed_over, "to claim")
     return None
+
+
+def _lapsed(graph: plans.Graph, found: plan_sessions.Found, key: str) -> bool:
+    """Whether a running node has lapsed (its sessions read, not held)."""
+    unclosed = [s.session for s in found.sessions if s.node == key and s.outcome is None]
+    lease = timedelta(minutes=graph.lease)
+    return bool(unclosed) and all(
+        projections.has_lapsed(store.read_view_events(i, 1).events, found.now, lease)
+        for i in unclosed
+    )
+
+
+def _budget_spent(plan_id: str, budget: budgets.Budget, what: str) -> Conflict:
+    return Conflict(
+        "budget_spent",
+        f"Nothing of plan {plan_id!r} left {what} within its budgets: {budget.reason()}. "
+        "A person may raise the budget (amend the plan).",
+        plan_id,
+    )
 
 
 def _held_if_lapsed(
@@ -102,7 +131,7 @@ def claim_next(
                     return Appended(earlier, created=False)
             if plan is None:
                 raise UnknownPlan(plan_id)
-            plan = _next_claimable(*plan)
+            plan = _next_claimable(plan_id, *plan)
             if plan is None:
                 raise Conflict(
                     "nothing_ready",

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
@@ -72,34 +73,48 @@ def aware_utc(timestamp: datetime) -> datetime:
 
 
 # The graph fields are JSON text in their columns, the last of an `EventRecord`'s.
-_GRAPH_START = len(EventRecord._fields) - len(vocabulary.GRAPH_FIELDS)
-assert EventRecord._fields[_GRAPH_START:] == vocabulary.GRAPH_FIELDS
+_JSON_START = len(EventRecord._fields) - len(vocabulary.JSON_FIELDS)
+assert EventRecord._fields[_JSON_START:] == vocabulary.JSON_FIELDS
+_BUDGET = EventRecord._fields.index("budget_usd") - 4
+_PATHS = EventRecord._fields.index("paths") - 4
 
 
-def _graph_value(text: str | None) -> list | None:
+def _json_value(text: str | None) -> object:
     return None if text is None else json.loads(text)
+
+
+def _budget_value(stored: object) -> int | float | None:
+    """A budget as the event gave it, a JSON number (PostgreSQL's numeric, SQLite's
+    integer or real, as each stores the decimal column)."""
+    if stored is None or isinstance(stored, int):
+        return stored
+    exact = Decimal(str(stored))
+    return int(exact) if exact == exact.to_integral_value() else float(exact)
 
 
 def records_from_rows(rows: Sequence[Sequence]) -> list[EventRecord]:
     records = []
     for stream, seq, kind, timestamp, *rest in rows:
         if kind in vocabulary.PLAN_EVENT_TYPES:
-            rest[_GRAPH_START - 4 :] = map(_graph_value, rest[_GRAPH_START - 4 :])
+            rest[_JSON_START - 4 :] = map(_json_value, rest[_JSON_START - 4 :])
+            rest[_BUDGET] = _budget_value(rest[_BUDGET])
+        elif kind == vocabulary.PROGRESS and rest[_PATHS] is not None:
+            rest[_PATHS] = json.loads(rest[_PATHS])
         records.append(EventRecord(stream, seq, kind, aware_utc(timestamp), *rest))
     return records
 
 
 def row_params(record: EventRecord, idempotency_key: str | None) -> list:
     """An event's column values for an insert, in `COLUMNS` order."""
-    graph = [
+    as_json = [
         None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        for value in record[_GRAPH_START:]
+        for value in record[_JSON_START:]
     ]
     return [
         *record[:3],
         moment_param(record.timestamp),
-        *record[4:_GRAPH_START],
-        *graph,
+        *record[4:_JSON_START],
+        *as_json,
         idempotency_key,
     ]
 

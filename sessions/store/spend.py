@@ -9,7 +9,9 @@ from typing import NamedTuple
 from django.db import connection
 
 from sessions.domain import vocabulary
-from sessions.store.database import TABLE, ids_param, moment_param, moment_read, one_of
+from sessions.domain.records import EventRecord
+from sessions.models import Event
+from sessions.store.database import TABLE, ids_param, moment_param, moment_read, one_of, records
 
 # {session: {model: (input, output, cache_read, cache_write)}}
 Totals = dict[str, dict[str, tuple[int, ...]]]
@@ -69,3 +71,12 @@ def reported_in(since: datetime, until: datetime) -> dict[str, Reported]:
                 known = found[session] = known._replace(last_report=moment)
             known.totals[model] = tuple(counts)
     return found
+
+
+def usage_reports(sessions: Sequence[str]) -> list[EventRecord]:
+    """Every usage report of `sessions` (by the index of events by type), in time order:
+    when a spend crossed a budget."""
+    if not sessions:
+        return []
+    rows = Event.objects.filter(session__in=list(sessions), type=vocabulary.USAGE)
+    return sorted(records(rows), key=lambda event: (event.timestamp, event.session, event.seq))

@@ -288,6 +288,7 @@ ATTENTION_WORDS = {
     "lapsed": "lapsed, silent",
     "checks_failed": "in review with red checks",
     "duplicate": "on a branch another session works",
+    "over_budget": "over budget",
 }
 
 

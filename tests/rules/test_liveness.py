@@ -191,6 +191,8 @@ def test_a_silent_node_session_lapses(client, alice, silent, token_for):
         "attempts": 1,
         "last_attempt": None,
         "usage": None,
+        "paths": [],
+        "budget_usd": None,
     }
     attention = get(client, f"/api/sessions/{silent}", token).json()["attention"]
     assert attention["kind"] == "lapsed"

@@ -31,6 +31,8 @@ class Node:
     title: str
     needs: tuple[str, ...] = ()
     retired: bool = False
+    paths: tuple[str, ...] = ()  # the path patterns it will touch in the plan's repo
+    budget_usd: int | float | None = None  # US dollars it may spend, all attempts
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,12 @@ class Graph:
     lease: int | None = None
     max_attempts: int | None = None
     done_when: str = "close"  # what makes a node done: its session's close, or a merge
+    repo: str | None = None  # the repository its nodes' paths are in (owner/name)
+    budget_usd: int | float | None = None  # US dollars the plan may spend, all nodes
+    # When each budget in force was set (by the plan event that set it): the plan's under
+    # None, a node's under its key (DESIGN.md: over budget "since" the later of the
+    # crossing and this).
+    budget_set_at: dict = field(default_factory=dict)
 
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.retired]
@@ -96,7 +104,24 @@ def _add_nodes(nodes: dict[str, Node], added: Sequence[dict]) -> None:
             if need not in live_keys:
                 what = "a retired node" if need in nodes else "no node of this plan"
                 raise GraphError("nodes", f"[{index}] {given['key']!r} needs {need!r}, {what}")
-        nodes[given["key"]] = Node(given["key"], given["title"], tuple(given.get("needs") or ()))
+        nodes[given["key"]] = Node(
+            given["key"],
+            given["title"],
+            tuple(given.get("needs") or ()),
+            paths=tuple(given.get("paths") or ()),
+            budget_usd=given.get("budget_usd"),
+        )
+
+
+def _set_per_node(nodes: dict[str, Node], name: str, given: dict, field_name: str) -> None:
+    """An amend's `{key: value or null}` for the live nodes' budgets or paths."""
+    for key, value in given.items():
+        if key not in nodes or nodes[key].retired:
+            what = "a retired node" if key in nodes else "no node of this plan"
+            raise GraphError(name, f"[{key!r}] is {what}")
+        if field_name == "paths":
+            value = tuple(value or ())
+        nodes[key] = replace(nodes[key], **{field_name: value})
 
 
 def apply(graph: Graph, event: EventRecord) -> Graph:
@@ -128,6 +153,8 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
             what = "already retired" if key in nodes else "no node of this plan"
             raise GraphError("retire", f"[{index}] {key!r} is {what}")
         nodes[key] = replace(nodes[key], retired=True)
+    _set_per_node(nodes, "budgets", event.budgets or {}, "budget_usd")
+    _set_per_node(nodes, "paths", event.paths or {}, "paths")
     retired_now = set(event.retire or ())
     for node in nodes.values():
         if not node.retired:
@@ -151,7 +178,23 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
         graph.lease if event.lease is None else event.lease,
         graph.max_attempts if event.max_attempts is None else event.max_attempts,
         graph.done_when if event.done_when is None else event.done_when,
+        graph.repo if event.repo is None else event.repo,
+        graph.budget_usd if event.budget_usd is None else (event.budget_usd or None),
+        _budgets_set(graph, event),
     )
+
+
+def _budgets_set(graph: Graph, event: EventRecord) -> dict:
+    """When each budget was set, after `event`: the plan's, and each node's it names."""
+    moments = dict(graph.budget_set_at)
+    if event.budget_usd is not None:
+        moments[None] = event.timestamp
+    for given in event.nodes or ():
+        if given.get("budget_usd") is not None:
+            moments[given["key"]] = event.timestamp
+    for key in event.budgets or {}:
+        moments[key] = event.timestamp
+    return moments
 
 
 def graph_of(events: Iterable[EventRecord]) -> Graph:

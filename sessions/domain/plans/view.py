@@ -50,6 +50,8 @@ class NodeView:
     attempts: int = 0  # sessions ever started on it
     last_attempt: Attempt | None = None
     usage: object = None  # what its sessions spent, all attempts (`domain.spend.Usage`)
+    paths: tuple[str, ...] = ()  # the path patterns it will touch
+    budget_usd: int | float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class PlanView:
     lapsed: list[str] = field(default_factory=list)  # in ready order
     claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
     usage: object = None  # what its nodes spent, retired ones included
+    repo: str | None = None
+    budget_usd: int | float | None = None
 
     def node(self, key: str) -> NodeView | None:
         return next((node for node in self.nodes if node.key == key), None)
@@ -155,6 +159,8 @@ def plan_view_of(
                 *found[node.key],
                 attempts.get(node.key, 0),
                 attempt_of(closed.get(node.key), handoffs),
+                paths=node.paths,
+                budget_usd=node.budget_usd,
             )
             for node in graph.nodes.values()
         ],
@@ -168,6 +174,8 @@ def plan_view_of(
         done_when=graph.done_when,
         lapsed=ranked(graph, states, [key for key, state in states.items() if state == LAPSED]),
         claimable=claimable_nodes(graph, found, attempts),
+        repo=graph.repo,
+        budget_usd=graph.budget_usd,
     )
 
 
