@@ -18,7 +18,9 @@ Decisions DESIGN.md leaves open, taken here:
   documented blocking output); the agent reads them and tries again. The hook remembers
   the last message it handed over, so none is handed twice.
 - A session closed as lapsed (reclaimed) gets every further tool call denied, with who
-  took it over."""
+  took it over.
+- A session whose node's budget is spent is blocked with why (once per wait) and each of
+  its tool calls denied until a person raises the budget (and unblocks it)."""
 
 import contextlib
 import io
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from ct import files, gitfacts, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
-from ct.lines import attempt_lines, doing
+from ct.lines import attempt_lines, budget_spent, doing, fenced, messages_text
 from ct.text import clean
 
 # Claude Code waits for a hook; ours answer well within 2 s, the interpreter's start
@@ -221,6 +223,9 @@ class Hook:
                 return None
             self.remember(fenced=told)
             return self.say(told, deny=True)
+        paused = budget_spent(view)
+        if paused is not None:
+            return self.pause(view, paused)
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
         if not fresh:
@@ -236,6 +241,18 @@ class Hook:
         except (Unreachable, Refused):
             pass  # a message landed meanwhile (or the tower went): it stays pending
         return self.say(messages_text(fresh), deny=True)
+
+    def pause(self, view: dict, reason: str) -> dict:
+        """Refuse the tool call of an agent whose budget is spent, and block its session
+        with why (once per wait: a person raises the budget and unblocks it)."""
+        if view["status"] != "blocked" or self.record.get("paused_for") != reason:
+            self.remember(paused_for=reason)
+            self.append({"type": "session_block", "reason": reason})
+        return self.say(
+            f"STOP. Control Tower: {reason}. Do not go on with this work: tell the person, "
+            "then stop and wait until they raise the budget and unblock this session.",
+            deny=True,
+        )
 
     def say(self, text: str, deny: bool = False) -> dict:
         """The hook's output passing `text` to the agent, as this event can."""
@@ -267,34 +284,6 @@ def cleaned(body: dict) -> dict:
 def first_session_id(claude_session: str) -> str:
     """The tower session a Claude Code session's start names (its first generation)."""
     return f"cc-{_safe_id(claude_session)}"[:60]
-
-
-def fenced(view: dict) -> str | None:
-    """What an agent whose session someone else closed is told at every tool call from
-    then on: reclaimed (it lapsed, and another took the node over), or merged (its pull
-    request is in); None for any other close."""
-    if view.get("outcome") == "lapsed":
-        return (
-            f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
-            f"someone else has taken this work over ({view.get('next_action') or 'reclaimed'}). "
-            "Do not change anything more for it; tell the person and end here."
-        )
-    pr = (view.get("work") or {}).get("pr") or {}
-    if pr.get("state") == "merged":
-        said = view.get("next_action") or f"PR #{pr.get('number')} merged"
-        return (
-            f"STOP. Control Tower: {said}: your work is in; stop pushing to this branch. "
-            "Tell the person and end here."
-        )
-    return None
-
-
-def messages_text(messages: list[dict]) -> str:
-    lines = [f"- from {m['actor']}: {m['note']}" for m in messages]
-    return (
-        "Control Tower: a person sent you a message before this tool call. Read it and "
-        "take it into account; then try the tool call again if it still fits.\n" + "\n".join(lines)
-    )
 
 
 # The hook events ---------------------------------------------------------------------

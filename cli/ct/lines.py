@@ -1,5 +1,7 @@
 """What `ct` prints for a person: one line per thing, the essentials first."""
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from ct.text import clean
 
 # How long a heartbeat's note of what the agent is doing may be.
@@ -84,3 +86,50 @@ def doing(tool: str, given: object, cwd: str) -> str | None:
 def _relative(path: str, cwd: str) -> str:
     folder = cwd.rstrip("/") + "/"
     return path[len(folder) :] if path.startswith(folder) else path
+
+
+# What the hooks tell the agent ------------------------------------------------------
+
+
+def fenced(view: dict) -> str | None:
+    """What an agent whose session someone else closed is told at every tool call from
+    then on: reclaimed (it lapsed, and another took the node over), or merged (its pull
+    request is in); None for any other close."""
+    if view.get("outcome") == "lapsed":
+        return (
+            f"STOP. Control Tower: your work session {view['id']} was closed as lapsed and "
+            f"someone else has taken this work over ({view.get('next_action') or 'reclaimed'}). "
+            "Do not change anything more for it; tell the person and end here."
+        )
+    pr = (view.get("work") or {}).get("pr") or {}
+    if pr.get("state") == "merged":
+        said = view.get("next_action") or f"PR #{pr.get('number')} merged"
+        return (
+            f"STOP. Control Tower: {said}: your work is in; stop pushing to this branch. "
+            "Tell the person and end here."
+        )
+    return None
+
+
+def budget_spent(view: dict) -> str | None:
+    """`budget spent: $X of $Y (node K)` when the budget binding the session's node is
+    spent (dollars rounded half up to cents, as the tower writes them), else None."""
+    budget = view.get("budget") or {}
+    if not budget.get("over"):
+        return None
+    owner = view.get("node") if budget.get("scope") == "node" else view.get("plan")
+    spent, limit = dollars(budget.get("spent_usd")), dollars(budget.get("limit_usd"))
+    return f"budget spent: {spent} of {limit} ({budget.get('scope')} {owner})"
+
+
+def dollars(amount: object) -> str:
+    cents = Decimal(str(amount)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"${cents:,}"
+
+
+def messages_text(messages: list[dict]) -> str:
+    lines = [f"- from {m['actor']}: {m['note']}" for m in messages]
+    return (
+        "Control Tower: a person sent you a message before this tool call. Read it and "
+        "take it into account; then try the tool call again if it still fits.\n" + "\n".join(lines)
+    )

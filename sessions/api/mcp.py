@@ -254,7 +254,8 @@ TOOLS = [
         "POST",
         "/plans/{plan_id}/events",
         "Change a plan (its owner, or a lead): add `nodes`, drop needs (`drop_needs`), add"
-        " `needs`, `retire` nodes, applied in that order. Refusals: `invalid` for a cycle,"
+        " `needs`, `retire` nodes, applied in that order; set the plan's `budget_usd` (null"
+        " removes it), nodes' `budgets` and `paths`, its `repo`. Refusals: `invalid` for a cycle,"
         " an unknown key or a retire that strands a node; `node_running` for retiring a node"
         " with a live session; `stale_expected_seq`; `forbidden` for others.",
         body=requests.AmendPlan,
@@ -270,7 +271,8 @@ TOOLS = [
         " what it was doing). Agents claiming at once always get different nodes. Send"
         " progress_session while you work, and close the session when the node's work is"
         " finished. Refusals: `nothing_ready` when no node is ready or reclaimable (try"
-        " later, or read get_plan); `not_found` if there is no such plan.",
+        " later, or read get_plan); `budget_spent` when what is left is over its budget (a"
+        " person must raise it); `not_found` if there is no such plan.",
         body=requests.Claim,
     ),
     Tool(

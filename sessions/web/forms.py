@@ -1,6 +1,7 @@
 """Forms of the board and session page. They shape the input; `append_event` judges it."""
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django import forms
 from django.core.validators import URLValidator
@@ -219,6 +220,34 @@ class AmendForm(forms.Form):
     def event_fields(self):
         fields = {name: self.cleaned_data[name] for name in vocabulary.GRAPH_FIELDS}
         return {**fields, "note": blank_to_none(self.cleaned_data["note"])}
+
+
+class BudgetForm(forms.Form):
+    """A budget set from the plan page (an amend): the plan's, or one node's; the choices
+    say what each has spent."""
+
+    PLAN = "(plan)"  # no node key can be this: keys hold no parentheses
+
+    expected_seq = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
+    owner = forms.ChoiceField(label="Whose budget")
+    budget_usd = forms.DecimalField(
+        label="New budget (US dollars)",
+        min_value=Decimal("0.01"),
+        max_value=vocabulary.BUDGET_MAX,
+        decimal_places=2,
+        max_digits=9,
+        help_text="More than 0, at most 1,000,000, in whole cents.",
+    )
+
+    def __init__(self, *args, owners: list[tuple[str, str]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].choices = owners
+
+    def event_fields(self) -> dict:
+        amount = self.cleaned_data["budget_usd"]
+        number = int(amount) if amount == amount.to_integral_value() else float(amount)
+        owner = self.cleaned_data["owner"]
+        return {"budget_usd": number} if owner == self.PLAN else {"budgets": {owner: number}}
 
 
 class MetricsWindowForm(forms.Form):

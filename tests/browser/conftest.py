@@ -4,6 +4,7 @@ Run as its own pytest invocation with DJANGO_ALLOW_ASYNC_UNSAFE=true (`make test
 """
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,19 @@ def card(page, title):
 
 def column(page, status):
     return page.locator(f".column.status-{status}")
+
+
+def open_action(page, title, button):
+    """Unfold one action of a card; returns that action's part of the card."""
+    summary = page.locator("summary", has_text=re.compile(f"^{button}$"))
+    action = card(page, title).locator("details.act").filter(has=summary)
+    action.locator("summary").click()
+    return action
+
+
+def act_on_card(page, title, button, **fields):
+    """Open an action on a card, fill its fields by label, press its button."""
+    action = open_action(page, title, button)
+    for label, value in fields.items():
+        action.get_by_label(label).fill(value)
+    action.locator("button[type=submit]").click()

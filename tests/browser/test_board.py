@@ -8,26 +8,10 @@ from playwright.sync_api import expect
 from sessions.domain.vocabulary import BLOCK, REVIEW, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from tests.browser.conftest import ARTIFACTS, card, column
+from tests.browser.conftest import ARTIFACTS, act_on_card, card, column, open_action
 from tests.support.logs import import_demo_moved_to_now
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def open_action(page, title, button):
-    """Unfold one action of a card; returns that action's part of the card."""
-    summary = page.locator("summary", has_text=re.compile(f"^{button}$"))
-    action = card(page, title).locator("details.act").filter(has=summary)
-    action.locator("summary").click()
-    return action
-
-
-def act_on_card(page, title, button, **fields):
-    """Open an action on a card, fill its fields by label, press its button."""
-    action = open_action(page, title, button)
-    for label, value in fields.items():
-        action.get_by_label(label).fill(value)
-    action.locator("button[type=submit]").click()
 
 
 @pytest.fixture

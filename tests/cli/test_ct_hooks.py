@@ -15,32 +15,12 @@ from django.utils import timezone
 from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.cli.conftest import SESSION, SID
 from tests.conftest import Gunicorn, free_port
 from tests.support.ct_tools import ct_env, hook_payload, reply_line, run_ct, run_hook
 from tests.support.http import http_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-SID = "5f1c2d3e-0000-4000-8000-000000000001"
-SESSION = f"cc-{SID}"
-
-
-@pytest.fixture
-def env(tmp_path, live_server, token):
-    return ct_env(tmp_path / "home", live_server.url, token)
-
-
-@pytest.fixture
-def hook(env, repo):
-    """Runs one hook event of Claude Code session SID in the repo."""
-
-    def run(event, *, session_id=SID, environment=None, **fields):
-        payload = hook_payload(event, session_id, repo, **fields)
-        done = run_hook(environment or env, payload)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout) if done.stdout.strip() else None
-
-    return run
 
 
 def events_of(session):

@@ -1,10 +1,13 @@
 """The plans' list and a plan's page: create, amend, start a node, release a lapsed one."""
 
+from decimal import Decimal
+from typing import NamedTuple
+
 from django.http import Http404
 from django.shortcuts import redirect, render
 
 from sessions import config
-from sessions.domain import plans, vocabulary
+from sessions.domain import budgets, plans, spend, vocabulary
 from sessions.readmodels import plan_views, session_views
 from sessions.rules.append import new_session_id
 from sessions.rules.permissions import may_act, may_release
@@ -15,6 +18,7 @@ from sessions.rules.refusals import (
 from sessions.web import drawing
 from sessions.web.forms import (
     AmendForm,
+    BudgetForm,
     PlanForm,
 )
 from sessions.web.moments import as_of_moment
@@ -69,7 +73,51 @@ def plan_create(request):
     return render(request, "sessions/plans.html", plan_list_context(request, form), status=400)
 
 
-def plan_context(request, plan_id, amend_form=None, message=None):
+class BudgetLine(NamedTuple):
+    """One bar of the plan page's spend: what a node (or the plan) spent against its
+    budget, red when spent."""
+
+    owner: str  # a node's key, or `BudgetForm.PLAN`
+    title: str
+    spent: Decimal
+    limit: Decimal | None
+
+    @property
+    def over(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+    @property
+    def said(self) -> str:
+        spent = spend.dollars(self.spent)
+        return f"{spent} of {spend.dollars(self.limit)}" if self.limit else f"{spent}, no budget"
+
+
+def budget_lines(view: plans.PlanView) -> list[BudgetLine]:
+    """The plan's line, then each live node's (retired ones too when they spent)."""
+    plan_limit = None if view.budget_usd is None else vocabulary.dollars(view.budget_usd)
+    lines = [BudgetLine(BudgetForm.PLAN, "The plan", budgets.spent_of(view.usage), plan_limit)]
+    for node in view.nodes:
+        if node.state == plans.RETIRED and node.usage is None:
+            continue
+        limit = None if node.budget_usd is None else vocabulary.dollars(node.budget_usd)
+        lines.append(BudgetLine(node.key, node.title, budgets.spent_of(node.usage), limit))
+    return lines
+
+
+def budget_form(view: plans.PlanView, data=None) -> BudgetForm:
+    owners = [
+        (
+            line.owner,
+            f"{line.title}{'' if line.owner == BudgetForm.PLAN else f' ({line.owner})'}"
+            f": spent {line.said}",
+        )
+        for line in budget_lines(view)
+        if line.owner == BudgetForm.PLAN or view.node(line.owner).state != plans.RETIRED
+    ]
+    return BudgetForm(data, owners=owners, initial={"expected_seq": view.seq})
+
+
+def plan_context(request, plan_id, amend_form=None, message=None, budget=None):
     at = as_of_moment(request) if request.method == "GET" else None
     view = plan_views.plan_view(plan_id, at)
     if view is None:
@@ -94,6 +142,8 @@ def plan_context(request, plan_id, amend_form=None, message=None):
             if node.last_attempt and node.state not in (vocabulary.DONE, plans.RETIRED)
         ],
         "spent": [node for node in view.nodes if node.usage is not None],
+        "budget_lines": budget_lines(view),
+        "budget_form": budget or budget_form(view),
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
         "version": page_version(),
@@ -112,9 +162,9 @@ def plan_page(request, plan_id):
     )
 
 
-def plan_answer(request, plan_id, status, amend_form=None, message=None):
+def plan_answer(request, plan_id, status, amend_form=None, message=None, budget=None):
     """The plan page after a start or an amend."""
-    context = plan_context(request, plan_id, amend_form, message)
+    context = plan_context(request, plan_id, amend_form, message, budget)
     return acted(request, context, "sessions/_plan_main.html", "sessions/plan.html", status)
 
 
@@ -172,3 +222,22 @@ def plan_amend(request, plan_id):
     if not request.htmx:
         return redirect("plan", plan_id)
     return plan_answer(request, plan_id, 200, message="Plan amended.")
+
+
+@action(f"plans/{PLAN}/budget", "plan_budget")
+def plan_budget(request, plan_id):
+    """A person sets the plan's budget or a node's (an amend), seeing what each spent."""
+    view = plan_views.plan_view(plan_id)
+    if view is None:
+        raise Http404(f"There is no plan {plan_id!r}.")
+    form = budget_form(view, request.POST)
+    if not form.is_valid():
+        return plan_answer(request, plan_id, 400, budget=form)
+    posted = post_form(request, plan_id, vocabulary.PLAN_AMEND, form)
+    if not posted.succeeded:
+        refusal = posted.refusal
+        message = None if isinstance(refusal, InvalidEvent) else said(refusal, "Not set")
+        return plan_answer(request, plan_id, posted.status, message=message, budget=form)
+    if not request.htmx:
+        return redirect("plan", plan_id)
+    return plan_answer(request, plan_id, 200, message="Budget set.")
