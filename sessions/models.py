@@ -121,6 +121,20 @@ class Event(models.Model):
                 name="tower_event_close_times",
             ),
             models.Index(fields=["actor"], name="tower_event_actor"),
+            # The plans that name a repository (reservations): a few rows per plan,
+            # whatever else the table holds.
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(type__in=vocabulary.PLAN_EVENT_TYPES, repo__isnull=False),
+                name="tower_event_plan_repos",
+            ),
+            # A session's reports of the paths it wrote, past any number of heartbeats
+            # that name none (the view's `touched`).
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(type=vocabulary.PROGRESS, paths__isnull=False),
+                name="tower_event_touched",
+            ),
             # A retried start that named no id is found by its actor's key, whatever id
             # was made for it (`store.start_by_key`).
             models.Index(

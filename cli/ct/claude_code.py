@@ -29,7 +29,7 @@ import os
 import time
 from pathlib import Path
 
-from ct import files, gitfacts, spooling, transcript
+from ct import files, gitfacts, space, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.lines import attempt_lines, budget_spent, doing, fenced, messages_text
 from ct.text import clean
@@ -189,6 +189,10 @@ class Hook:
         self.report_usage()  # the usage goes with the heartbeat
         seq = self.known().get("seq")
         body = cleaned({"type": "session_progress", "note": note})
+        written = self.record.get("written")
+        if written:  # the paths written since the last heartbeat go with it
+            body["paths"] = written
+            self.remember(written=[])
         if seq is None or self.spool.pending():  # the seq is known once the spool has gone
             body["expected_seq"] = spooling.EXPECT_LATEST
             self.append(body)
@@ -203,6 +207,8 @@ class Hook:
             self.append(body)
             return None
         except Refused as refusal:
+            if written:  # not sent: they go with the next one
+                self.remember(written=written)
             if refusal.code in ("stale_expected_seq", "transition_not_allowed"):
                 return self.hand_over()  # something came: a message, a reclaim
             return None
@@ -253,6 +259,30 @@ class Hook:
             "then stop and wait until they raise the budget and unblock this session.",
             deny=True,
         )
+
+    def check_space(self) -> dict | None:
+        """Before a write: who else holds the path (from a copy of the repo's
+        reservations at most 15 s old). With `CT_RESERVATIONS=deny` the write is refused
+        with that sentence; by default (`warn`) it runs and the agent is told."""
+        target = space.written_path(self.payload)
+        if target is None:
+            return None
+        repo, path = target
+        items = space.reservations(self.tower, repo, self.left())
+        others = space.holders(items or [], path, self.session)
+        if not others:
+            return None
+        said = space.held_sentence(path, others)
+        if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
+            return self.say(f"{said} Leave this file to them, or message them.", deny=True)
+        return self.say(f"{said} Mind their work: message them before changing it much.")
+
+    def note_written(self) -> None:
+        """Keep the path a write tool wrote, for the next heartbeat's `paths`."""
+        target = space.written_path(self.payload)
+        if target is not None:
+            written = [p for p in self.record.get("written", []) if p != target[1]]
+            self.remember(written=[*written, target[1]][-space.PATHS_MAX :])
 
     def say(self, text: str, deny: bool = False) -> dict:
         """The hook's output passing `text` to the agent, as this event can."""
@@ -347,7 +377,7 @@ def on_user_prompt(hook: Hook) -> dict | None:
 def on_pre_tool_use(hook: Hook) -> dict | None:
     if hook.record.get("fenced"):  # reclaimed: every tool call from now on is told so
         return hook.say(hook.record["fenced"], deny=True)
-    return hook.hand_over()
+    return hook.hand_over() or hook.check_space()
 
 
 def on_post_tool_use(hook: Hook) -> dict | None:
@@ -356,6 +386,7 @@ def on_post_tool_use(hook: Hook) -> dict | None:
         hook.append({"type": "session_unblock", "note": "resumed"})
         return None
     hook.report_work()  # the head may have moved (a commit, a checkout)
+    hook.note_written()
     payload = hook.payload
     tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
     note = doing(tool, payload.get("tool_input"), cwd)

@@ -255,6 +255,31 @@ def cmd_work(args: argparse.Namespace, tower: Tower) -> None:
     say(args, answer, f"reported {session_line(answer['session'])}")
 
 
+def _reservations_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", metavar="R", help="owner/name (default: this checkout's)")
+    parser.add_argument("--path", metavar="P", help="only who holds this path (repo-relative)")
+
+
+@command(
+    "reservations",
+    "Who holds which paths in a repository: the running nodes' path patterns.",
+    _reservations_flags,
+    shared=READING,
+)
+def cmd_reservations(args: argparse.Namespace, tower: Tower) -> None:
+    found = gitfacts.facts(Path.cwd())
+    repo = args.repo or (found.repo if found is not None else None)
+    if not repo:
+        raise Failed("which repository? give --repo owner/name, or run it in a checkout", USAGE)
+    answer = tower.request("GET", "/reservations", query={"repo": repo, "path": args.path})
+    lines = [
+        f"{item['plan']}/{item['node']} ({item['session']}, {item['owner']}): "
+        + ", ".join(item["paths"])
+        for item in answer["items"]
+    ]
+    say(args, answer, "\n".join(lines) or f"nothing reserved in {repo}")
+
+
 def _login_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("url", metavar="URL", help="the tower's root, e.g. http://127.0.0.1:8000")
     parser.add_argument("token", metavar="TOKEN", nargs="?", help="asked for when left out")

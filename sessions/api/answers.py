@@ -122,6 +122,10 @@ class Session(Schema):
         description="What it spent: tokens per model (each its largest report) and their "
         "cost from the price table; null when nothing was reported."
     )
+    touched: list[str] = Field(
+        description="The paths it reported writing, distinct, most recent first (at most 200)."
+    )
+    touched_count: int = Field(description="How many distinct paths it reported writing.")
     budget: Budget | None = Field(
         description="The budget that binds its node: the node's when spent, else the plan's "
         "when spent, else the node's own, else the plan's; null when neither has one."
@@ -155,6 +159,7 @@ class Event(Schema):
     output_tokens: int | None = optional_field("integer")
     cache_read_tokens: int | None = optional_field("integer")
     cache_write_tokens: int | None = optional_field("integer")
+    paths: list[str] | None = optional_field("array")
 
 
 class PlanEvent(Schema):
@@ -220,6 +225,10 @@ class NodeState(Schema):
     )
     paths: list[str] = Field(description="The path patterns it will touch in the plan's repo.")
     budget_usd: float | None = Field(description="US dollars it may spend, all attempts.")
+    overlaps: list[str] = Field(
+        description="A ready or reclaimable node's: the running nodes whose paths may overlap"
+        " its own, in plan order (it goes after the nodes that overlap none)."
+    )
 
 
 class Plan(Schema):
@@ -407,6 +416,7 @@ def plan_json(view: plans.PlanView) -> dict:
                 "usage": usage_json(node.usage),
                 "paths": list(node.paths),
                 "budget_usd": node.budget_usd,
+                "overlaps": list(node.overlaps),
             }
             for node in view.nodes
         ],

@@ -1,5 +1,5 @@
 """Parts of the agent API's answers that a session's and a plan's answers share: where
-the work lands, what was spent, and the budget that binds (v4)."""
+the work lands, what was spent, the budget that binds, and the paths held (v4)."""
 
 from typing import Literal
 
@@ -93,6 +93,23 @@ def work_json(found: work.Work | None) -> dict | None:
         if checks is None
         else {"commit": checks.commit, "state": checks.state, "runs": dict(checks.runs)},
     }
+
+
+class Reservation(Schema):
+    plan: str
+    node: str
+    session: str = Field(description="The session running the node.")
+    owner: str
+    paths: list[str] = Field(description="The node's path patterns, relative to the repo.")
+
+
+class Reservations(Schema):
+    items: list[Reservation] = Field(description="By plan id, then plan order.")
+
+
+def reservation_json(found: object) -> dict:
+    """A `readmodels.reservations.Reservation` as the `Reservation` schema gives it."""
+    return {**found._asdict(), "paths": list(found.paths)}
 
 
 def budget_json(found: budgets.Budget | None) -> dict | None:

@@ -11,19 +11,18 @@ from typing import Annotated, Literal
 
 from ninja import Schema
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
-    ConfigDict,
     Field,
     PlainSerializer,
     WithJsonSchema,
 )
 
+from sessions.api.request_parts import STRICT, Budget, Path, Patterns, Repo
 from sessions.domain import jsonl, vocabulary
 from sessions.domain import paths as space
 from sessions.domain.moments import moment
 
-_STRICT = ConfigDict(extra="forbid")
+_STRICT = STRICT
 
 
 def text(max_length: int, kind: str = "line", **extra) -> object:
@@ -37,18 +36,6 @@ def text(max_length: int, kind: str = "line", **extra) -> object:
             **extra,
         ),
     ]
-
-
-def _checked_by(rule: object) -> AfterValidator:
-    """The vocabulary's own rule of a value, as pydantic runs it (one wording for all)."""
-
-    def check(value: object) -> object:
-        problem = rule(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    return AfterValidator(check)
 
 
 SessionId = Annotated[
@@ -160,14 +147,9 @@ class ProgressEvent(Schema):
     model_config = _STRICT
     type: Literal["session_progress"]
     note: Note | None = Field(None, description="What the session is doing now.")
-    paths: (
-        Annotated[
-            list[Annotated[str, Field(min_length=1, max_length=space.PATH_MAX)]],
-            Field(min_length=1, max_length=space.PATHS_MAX),
-            _checked_by(space.touched_error),
-        ]
-        | None
-    ) = Field(None, description="The repo-relative paths written since the last report.")
+    paths: Annotated[list[Path], Field(min_length=1, max_length=space.PATHS_MAX)] | None = Field(
+        None, description="The repo-relative paths written since the last report."
+    )
     expected_seq: ExpectedSeq | None = None
 
 
@@ -299,40 +281,6 @@ class MetricsWindow(Schema):
     model_config = _STRICT
     since: AsOf | None = Field(None, description="Start of the window (default: 14 days ago).")
     until: AsOf | None = Field(None, description="End of the window, excluded (default: now).")
-
-
-Budget = Annotated[
-    float,
-    Field(
-        strict=True,
-        gt=0,
-        le=vocabulary.BUDGET_MAX,
-        description="US dollars, more than 0, at most 10⁶, at most 2 decimals.",
-    ),
-    _checked_by(vocabulary.budget_error),
-]
-Pattern = Annotated[
-    str,
-    Field(min_length=1, max_length=space.PATTERN_MAX),
-    _checked_by(space.pattern_error),
-]
-Patterns = Annotated[
-    list[Pattern],
-    Field(
-        min_length=1,
-        max_length=space.PATTERNS_MAX,
-        description="Glob patterns relative to the plan's repo: `*` and `?` within a segment, "
-        "`**` for any segments; a pattern without a wildcard covers its folder.",
-    ),
-]
-Repo = Annotated[
-    str,
-    Field(
-        max_length=vocabulary.REPO_MAX,
-        pattern=f"^{vocabulary.REPO_PATTERN.pattern}$",
-        description="owner/name",
-    ),
-]
 
 
 def _node_map(value: object) -> object:

@@ -2,12 +2,13 @@
 the one `api` of `common`, each request run again after a lost database connection."""
 
 from sessions.api.common import api, retried
-from sessions.api.routers import account, feed, metrics, plans, sessions
+from sessions.api.routers import account, feed, metrics, plans, sessions, space
 
 api.add_router("/", sessions.router)
 api.add_router("/", plans.router)
 api.add_router("/", metrics.router)
 api.add_router("/", feed.router)
+api.add_router("/", space.router)
 api.add_router("/", account.router)
 
 

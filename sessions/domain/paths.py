@@ -130,3 +130,38 @@ def may_overlap(a: str, b: str) -> bool:
     first, second = literal_prefix(a), literal_prefix(b)
     shorter, longer = (first, second) if len(first) <= len(second) else (second, first)
     return longer[: len(shorter)] == shorter
+
+
+class OverlapIndex:
+    """Whose patterns may overlap a pattern, without a pairwise scan: the owners' literal
+    prefixes in a tree of segments. A pattern's prefix walked down the tree meets the
+    owners whose prefix is a prefix of its own; the subtree where the walk ends holds
+    those whose prefix it is a prefix of."""
+
+    def __init__(self, patterns: dict[str, Sequence[str]]) -> None:
+        self._root: dict = {}
+        for owner, owned in patterns.items():
+            for pattern in owned:
+                here = self._root
+                for segment in literal_prefix(pattern):
+                    here = here.setdefault(segment, {})
+                here.setdefault(None, set()).add(owner)
+
+    def owners(self, pattern: str) -> set[str]:
+        """The owners with a pattern that may overlap `pattern`."""
+        found: set[str] = set()
+        here = self._root
+        for segment in literal_prefix(pattern):
+            found |= here.get(None, set())
+            here = here.get(segment)
+            if here is None:
+                return found
+        stack = [here]
+        while stack:  # the whole subtree: every prefix that `pattern`'s is a prefix of
+            node = stack.pop()
+            for segment, below in node.items():
+                if segment is None:
+                    found |= below
+                else:
+                    stack.append(below)
+        return found

@@ -201,6 +201,8 @@ class SessionView:
     work: object = None  # where the work lands (`domain.work.Work`), or None
     usage: object = None  # what it spent (`domain.spend.Usage`), or None
     budget: object = None  # the budget binding its node (`domain.budgets.Budget`), or None
+    touched: list = field(default_factory=list)  # the paths it wrote, latest first
+    touched_count: int = 0
 
 
 def session_view(

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from sessions import config, store
 from sessions.domain import budgets, projections, vocabulary, work
+from sessions.domain import touched as touched_paths
 from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
 from sessions.readmodels import budgets as budget_model
@@ -20,6 +21,7 @@ from sessions.readmodels import plan_graphs, time_spent
 from sessions.readmodels import spend as spend_model
 from sessions.readmodels import work as work_model
 from sessions.readmodels.kept import Kept
+from sessions.store import space as space_rows
 
 # Streams up to this long are read whole, all of a page's in one query; a longer one is
 # read by the events its view depends on (`store.read_view_events`), so that one long
@@ -82,6 +84,13 @@ def project(
     spent = spend_model.usage_of(session_id, events, whole)
     if spent is not None:
         view = replace(view, usage=spent)
+    written, count = (
+        touched_paths.touched(events)
+        if whole
+        else space_rows.touched(session_id, touched_paths.TOUCHED_SHOWN)
+    )
+    if count:
+        view = replace(view, touched=written, touched_count=count)
     if graph is not None and node is not None:
         view = _with_budget(view, graph)
     found = work.work(events) if whole else work_model.work_of(session_id, events)

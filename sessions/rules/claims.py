@@ -24,10 +24,11 @@ def _next_claimable(
     plan_id: str, graph: plans.Graph, found: plan_sessions.Found
 ) -> tuple[plans.Graph, plan_sessions.Found, str] | None:
     """The node a claim takes, with the states it was judged by: the first, in the ready
-    list's order, of the ready nodes and the reclaimable lapsed ones whose budget is not
-    spent (a claim that passes over one and finds nothing is refused `budget_spent`).
-    Lapse is read one candidate at a time (a running node whose needs are done and whose
-    attempts are under the cap), so a claim reads no more sessions than it passes over."""
+    list's order (those that may overlap a running node's paths last), of the ready
+    nodes and the reclaimable lapsed ones whose budget is not spent (a claim that passes
+    over one and finds nothing is refused `budget_spent`). Lapse is read one candidate
+    at a time (a running node whose needs are done and whose attempts are under the
+    cap), so a claim reads no more sessions than it passes over."""
     states, attempts = found.states, found.attempts
 
     def may_lapse(key: str) -> bool:
@@ -38,7 +39,9 @@ def _next_claimable(
     candidates = [k for k, state in plain.items() if state == plans.READY or may_lapse(k)]
     spent = budget_model.spent_nodes(plan_id, graph, found.sessions, candidates)
     passed_over = None
-    for key in plans.ranked(graph, plain, candidates):
+    ranked = plans.ranked(graph, plain, candidates)
+    ranked = plans.overlapping_last(ranked, plans.overlaps(graph, plain, ranked))
+    for key in ranked:
         if key in spent:
             if passed_over is None and (plain[key] == plans.READY or _lapsed(graph, found, key)):
                 passed_over = spent[key]

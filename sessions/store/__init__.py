@@ -13,6 +13,8 @@ concern, and this package's namespace is the seam the layers above call through:
 - `plan_rows`: a plan's node sessions and the plans' ids;
 - `flow`: the flow metrics' folds;
 - `board`: the board's and the list's candidate sessions, statuses and filters;
+- `spend`, `space`, `work`: what sessions spent, the paths they hold and wrote, where
+  their work lands (called by name);
 - `tokens`, `visits`, `subscriptions`, `deliveries`, `users`: the operational tables
   beside the events (their modules are called by name, not through this namespace);
 - `connections`: transactions, connection state and a request run again after a lost

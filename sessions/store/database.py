@@ -207,6 +207,18 @@ def json_array_rows() -> str:
     return f"SELECT s.value FROM {_EACH_STREAM[connection.vendor]}"
 
 
+_COLUMN_ELEMENTS = {
+    "sqlite": "json_each({column}) AS {alias}",
+    "postgresql": "jsonb_array_elements_text({column}::jsonb) AS {alias}(value)",
+}
+
+
+def column_elements(column: str, alias: str) -> str:
+    """The elements of a JSON array held in a text column, as a table `alias` of one
+    column, `alias.value` (for a join)."""
+    return _COLUMN_ELEMENTS[connection.vendor].format(column=column, alias=alias)
+
+
 # A column's membership in a list of ids given as one parameter (`ids_param`): SQLite
 # reads a JSON array; PostgreSQL takes an array, whose length its planner sees (of a
 # JSON array's elements it guesses 100, and would then rather scan the whole table

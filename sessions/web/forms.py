@@ -159,6 +159,17 @@ def parse_needs(text):
     return edges or None
 
 
+def parse_paths(text):
+    """“node: pattern, pattern” lines as an amend's `paths`; “node:” alone clears them."""
+    found = {}
+    for number, line in _lines(text):
+        node, colon, patterns = line.partition(":")
+        if not colon or not node.strip():
+            raise forms.ValidationError(f"Line {number}: write “node: pattern, pattern”.")
+        found[node.strip()] = _keys(patterns) or None
+    return found or None
+
+
 def graph_field(label, help_text, required=False):
     return forms.CharField(
         label=label,
@@ -170,6 +181,10 @@ def graph_field(label, help_text, required=False):
 
 NODES_HELP = "One node per line: key | title | the keys it needs, comma-separated (optional)."
 NEEDS_HELP = "One node per line: node: the keys it needs, comma-separated."
+PATHS_HELP = (
+    "One node per line: node: the path patterns it will touch, comma-separated (src/billing,"
+    " docs/*.md, **/migrations); “node:” alone clears them."
+)
 
 
 class PlanForm(forms.Form):
@@ -203,7 +218,16 @@ class AmendForm(forms.Form):
     retire = forms.CharField(
         label="Retire", required=False, help_text="Keys of nodes to retire, comma-separated."
     )
+    repo = forms.CharField(
+        label="Repository",
+        required=False,
+        help_text="owner/name: the repository the nodes' paths are in.",
+    )
+    paths = graph_field("Set paths", PATHS_HELP)
     note = text_field("Note", "note", required=False)
+
+    def clean_paths(self):
+        return parse_paths(self.cleaned_data["paths"])
 
     def clean_nodes(self):
         return parse_nodes(self.cleaned_data["nodes"])
@@ -218,8 +242,9 @@ class AmendForm(forms.Form):
         return _keys(self.cleaned_data["retire"]) or None
 
     def event_fields(self):
-        fields = {name: self.cleaned_data[name] for name in vocabulary.GRAPH_FIELDS}
-        return {**fields, "note": blank_to_none(self.cleaned_data["note"])}
+        fields = {name: self.cleaned_data[name] for name in (*vocabulary.GRAPH_FIELDS, "paths")}
+        repo = blank_to_none(self.cleaned_data["repo"].strip())
+        return {**fields, "repo": repo, "note": blank_to_none(self.cleaned_data["note"])}
 
 
 class BudgetForm(forms.Form):

@@ -115,6 +115,7 @@ def test_the_openapi_schema_is_public_and_describes_every_endpoint(api):
         "/api/plans/{plan_id}/events.jsonl",
         "/api/metrics",
         "/api/feed",
+        "/api/reservations",
         "/api/me",
     }
 

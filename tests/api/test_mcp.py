@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from sessions.domain.vocabulary import START
+from sessions.domain.vocabulary import PLAN_CREATE, START
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.support.http import http_request
@@ -32,9 +32,10 @@ CONTRACT_TOOLS = {
     "get_plan",
     "amend_plan",
     "claim_next_node",
+    "list_reservations",
     "read_feed",
 }
-READ_ONLY = {"get_session", "list_sessions", "get_plan", "read_feed"}
+READ_ONLY = {"get_session", "list_sessions", "get_plan", "list_reservations", "read_feed"}
 CHAIN = [
     {"key": "design", "title": "Design"},
     {"key": "build", "title": "Build", "needs": ["design"]},
@@ -416,3 +417,20 @@ def test_a_retried_start_session_without_an_id_answers_with_the_first_session(mc
     first, again = mcp(alice_token, steps)
     assert again["id"] == first["id"]
     assert Event.objects.filter(type="session_start").count() == 1
+
+
+def test_list_reservations_says_who_holds_a_path(mcp, alice, alice_token):
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "P", "repo": "acme/shop", "nodes": nodes}, user=alice)
+    append_event("s1", START, {"plan": "p", "node": "billing"}, user=alice)
+
+    async def steps(client):
+        return await client.call_tool(
+            "list_reservations", {"repo": "acme/shop", "path": "src/billing/ledger.py"}
+        )
+
+    found = mcp(alice_token, steps)
+    assert not found.is_error
+    assert [(r["node"], r["session"]) for r in found.structured_content["items"]] == [
+        ("billing", "s1")
+    ]

@@ -170,6 +170,8 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "last_activity",
         "work",
         "usage",
+        "touched",
+        "touched_count",
         "budget",
     ]
 

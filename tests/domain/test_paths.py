@@ -2,10 +2,12 @@
 random patterns and paths."""
 
 import pytest
+from ct import space as client_space
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.domain.paths import (
+    OverlapIndex,
     literal_prefix,
     matches,
     may_overlap,
@@ -146,3 +148,22 @@ def test_two_patterns_that_match_one_path_may_overlap(data, path):
 def test_matching_is_case_sensitive(pattern, path):
     if pattern.swapcase() != pattern:
         assert not matches(pattern.swapcase(), pattern)
+
+
+patterns = st.one_of(paths, st.just("**"), paths.map(lambda p: p + "/*.py"))
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcdef"), st.lists(patterns, min_size=1, max_size=3)), patterns
+)
+def test_the_overlap_index_finds_exactly_the_owners_a_pairwise_scan_finds(owned, pattern):
+    pairwise = {
+        owner for owner, mine in owned.items() if any(may_overlap(p, pattern) for p in mine)
+    }
+    assert OverlapIndex(owned).owners(pattern) == pairwise
+
+
+@given(paths, paths)
+def test_the_clients_glob_rules_are_the_towers(pattern_source, path):
+    for pattern in (pattern_source, pattern_source + "/*", "**/" + pattern_source):
+        assert client_space.matches(pattern, path) is matches(pattern, path)

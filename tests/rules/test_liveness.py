@@ -193,6 +193,7 @@ def test_a_silent_node_session_lapses(client, alice, silent, token_for):
         "usage": None,
         "paths": [],
         "budget_usd": None,
+        "overlaps": [],
     }
     attention = get(client, f"/api/sessions/{silent}", token).json()["attention"]
     assert attention["kind"] == "lapsed"

@@ -4,6 +4,8 @@ its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans"
 - `graph`: the graph and the rule of each plan event against it (`apply`);
 - `states`: each node's state from its sessions, the ready order, the critical path;
 - `liveness`: lapses at `now`, attempts, what may be reclaimed or claimed;
+- `space`: which ready nodes may overlap a running node's paths, and the order that
+  hands out the work that collides with none first;
 - `view`: the plan's whole view (`plan_view`).
 
 The package's namespace is the one callers use (`plans.READY`, `plans.apply`).
@@ -32,6 +34,7 @@ from sessions.domain.plans.liveness import (
     unclosed_by_node,
     with_lapses,
 )
+from sessions.domain.plans.space import overlapping_last, overlaps
 from sessions.domain.plans.states import (
     FAILED,
     HELD,
@@ -106,6 +109,8 @@ __all__ = [
     "node_states",
     "node_states_after",
     "opening_order",
+    "overlapping_last",
+    "overlaps",
     "plan_view",
     "plan_view_of",
     "ranked",

@@ -15,6 +15,7 @@ from sessions.domain.plans.liveness import (
     latest_closed,
     with_lapses,
 )
+from sessions.domain.plans.space import overlapping_last, overlaps
 from sessions.domain.plans.states import (
     NODE_STATES,
     RETIRED,
@@ -52,6 +53,8 @@ class NodeView:
     usage: object = None  # what its sessions spent, all attempts (`domain.spend.Usage`)
     paths: tuple[str, ...] = ()  # the path patterns it will touch
     budget_usd: int | float | None = None
+    # A ready or reclaimable node's: the running nodes whose paths may overlap its own.
+    overlaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,8 @@ def plan_view_of(
         status = DONE
     else:
         status = OPEN
+    claimable = claimable_nodes(graph, found, attempts)
+    overlapping = overlaps(graph, states, claimable)
     create = ends[0] if ends and ends[0].type == PLAN_CREATE else None
     last = ends[-1] if ends else None
     return PlanView(
@@ -161,10 +166,11 @@ def plan_view_of(
                 attempt_of(closed.get(node.key), handoffs),
                 paths=node.paths,
                 budget_usd=node.budget_usd,
+                overlaps=tuple(overlapping.get(node.key, ())),
             )
             for node in graph.nodes.values()
         ],
-        ready=ready_order(graph, states),
+        ready=overlapping_last(ready_order(graph, states), overlapping),
         critical_path=critical_path(graph, states),
         done=done,
         total=len(live),
@@ -173,7 +179,7 @@ def plan_view_of(
         max_attempts=graph.max_attempts,
         done_when=graph.done_when,
         lapsed=ranked(graph, states, [key for key, state in states.items() if state == LAPSED]),
-        claimable=claimable_nodes(graph, found, attempts),
+        claimable=overlapping_last(claimable, overlapping),
         repo=graph.repo,
         budget_usd=graph.budget_usd,
     )

@@ -1,0 +1,38 @@
+"""Space in a plan (DESIGN.md, "Overlap-aware ready list"): which ready or reclaimable
+nodes may overlap the paths of a running node, and the order that hands out first the
+work that collides with none. Pure."""
+
+from collections.abc import Iterable, Sequence
+
+from sessions.domain import paths
+from sessions.domain.plans.graph import Graph
+from sessions.domain.plans.states import RUNNING
+
+
+def overlaps(graph: Graph, states: dict[str, str], keys: Iterable[str]) -> dict[str, list[str]]:
+    """For each of `keys` with paths, the running nodes (`states`: key → state) whose
+    paths may overlap its own, in plan order; the keys overlapping none left out. The
+    running nodes' literal prefixes are indexed once (`paths.OverlapIndex`)."""
+    running = {
+        key: node.paths
+        for key, node in graph.nodes.items()
+        if node.paths and states.get(key) == RUNNING
+    }
+    if not running:
+        return {}
+    index = paths.OverlapIndex(running)
+    position = {key: place for place, key in enumerate(graph.nodes)}
+    found = {}
+    for key in keys:
+        node = graph.nodes[key]
+        owners = set().union(*(index.owners(pattern) for pattern in node.paths)) - {key}
+        if owners:
+            found[key] = sorted(owners, key=position.__getitem__)
+    return found
+
+
+def overlapping_last(order: Sequence[str], overlapping: Iterable[str]) -> list[str]:
+    """`order` with the keys that overlap a running node after every key that overlaps
+    none, each group keeping its order."""
+    late = set(overlapping)
+    return [key for key in order if key not in late] + [key for key in order if key in late]
