@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import MESSAGE, PROGRESS, START
+from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.support import forge
@@ -266,3 +266,33 @@ def test_the_towers_usage_is_what_claude_codes_own_transcript_says(
     kinds = ("input", "output", "cache_read", "cache_write")
     found = {m: [part[k] for k in kinds] for m, part in usage["usage"]["by_model"].items()}
     assert found == said
+
+
+# Space: a write to a path another session holds ------------------------------------
+
+
+def test_under_deny_claude_code_s_write_to_a_held_path_is_refused_and_the_model_told(
+    real_project, tmp_path, live_server, token, bob
+):
+    """Bob's session runs the node holding src/billing: the real Claude Code's Write
+    there is refused by the hook (`CT_RESERVATIONS=deny`), the file is never written,
+    and the model's next request carries who holds it."""
+    required(CLAUDE, "Claude Code")
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
+    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    target = real_project / "src" / "billing" / "ledger.py"
+    script = [
+        [tool_use("Write", {"file_path": str(target), "content": "x = 1\n"})],
+        [text("Leaving the ledger to bob.")],
+    ]
+    with ModelStandIn(script) as model:
+        env = claude_env(tmp_path / "home", live_server.url, token, model.url)
+        env["CT_RESERVATIONS"] = "deny"
+        returncode, _, err = drive(real_project, env, model, "Fix the ledger", lambda: None)
+    assert returncode == 0, err
+    told = request_text(model.requests[1])
+    assert (
+        "src/billing/ledger.py is reserved by bob's session bobs (node billing of plan p)" in told
+    )
+    assert not target.exists()
