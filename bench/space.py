@@ -98,7 +98,7 @@ def reservation_times(token: str) -> tuple[float, float]:
 
     def ask() -> None:
         connection.request(
-            "GET", f"/api/reservations?repo={REPO}&path=svc900/part3/a.py", headers=headers
+            "GET", f"/api/reservations?repo={REPO}&path=svc250/part3/a.py", headers=headers
         )
         answer = connection.getresponse()
         body = answer.read()

@@ -42,6 +42,13 @@ def matches(pattern: str, path: str) -> bool:
     wanted, given = pattern.split("/"), path.split("/")
     if "*" not in pattern and "?" not in pattern:
         return given[: len(wanted)] == wanted  # a folder covers what is under it
+    # The segments before the first wildcard must be the path's own: most patterns are
+    # ruled out here, before a regular expression is made (a hook is a new process).
+    for index, segment in enumerate(wanted):
+        if "*" in segment or "?" in segment:
+            break
+        if index >= len(given) or given[index] != segment:
+            return False
     reached = {0}
     for segment in wanted:
         if segment == "**":

@@ -33,12 +33,15 @@ def reservations(
         graph = plan_graphs.graph(plan_id)
         if graph is not None and graph.repo is not None and graph.repo.lower() == repo.lower():
             graphs[plan_id] = graph
-    unclosed = [
-        session
-        for session in space.unclosed_on(list(graphs))
-        if session.node in graphs[session.plan].nodes
-        and graphs[session.plan].nodes[session.node].paths
-    ]
+    # Only the nodes that could hold it: with `path`, those whose patterns cover it (so
+    # that only their sessions' liveness is read, however many others run).
+    wanted = {
+        (plan_id, key)
+        for plan_id, graph in graphs.items()
+        for key, node in graph.nodes.items()
+        if node.paths and (path is None or any(paths.matches(p, path) for p in node.paths))
+    }
+    unclosed = [s for s in space.unclosed_on(list(graphs)) if (s.plan, s.node) in wanted]
     liveness = store.liveness_of([session.session for session in unclosed])
     holding: dict[tuple[str, str], list[space.Unclosed]] = {}
     for session in unclosed:
@@ -49,8 +52,6 @@ def reservations(
         for key, node in graph.nodes.items():
             sessions = holding.get((plan_id, key))
             if not sessions or _lapsed(sessions, liveness, lease, now):
-                continue
-            if path is not None and not any(paths.matches(p, path) for p in node.paths):
                 continue
             latest = max(sessions, key=lambda s: (s.opened_at, s.session))
             found.append(Reservation(plan_id, key, latest.session, latest.owner, node.paths))

@@ -2,7 +2,7 @@
 over each session's token totals, priced by the table in force (`config.prices`)."""
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -83,18 +83,88 @@ def rolled_up(totals: Totals, node_of: dict[str, str]) -> PlanUsage:
     return PlanUsage(nodes, spend.combined(nodes.values()))
 
 
+# What sessions spent per (UTC day, owner), each session on the day of its latest report:
+# (position, prices, {(day, owner): (usd, sessions)}), caught up by the usage reports
+# between positions (a session that reported again leaves its old day for its new one).
+# One entry, bounded by days × owners however many sessions reported, so that the
+# metrics' spend reads a few rows instead of every report in the window (bench/RESULTS.md).
+DAILY = Kept(bound=1)
+Buckets = dict[tuple[str, str], tuple[Decimal, int]]
+
+
+def _counted(buckets: Buckets, found: dict, prices: spend.PriceTable, sign: int) -> Buckets:
+    """`buckets` with `found`'s sessions (`store.spend.Reported`) added (sign 1) or taken
+    out (-1)."""
+    for reported in found.values():
+        key = (reported.last_report.astimezone(UTC).date().isoformat(), reported.owner)
+        usd, sessions = buckets.get(key, (Decimal(0), 0))
+        usd, sessions = usd + sign * spend.cost_of(reported.totals, prices), sessions + sign
+        if sessions:
+            buckets[key] = (usd, sessions)
+        else:
+            buckets.pop(key, None)
+    return buckets
+
+
+def _moved(buckets: Buckets, sessions: set[str], before: int, after: int | None) -> Buckets:
+    """`buckets` (a copy) with `sessions` moved from their state at position `before` to
+    their state at `after` (None: now)."""
+    if not sessions:
+        return buckets
+    prices, ids = config.prices(), sorted(sessions)
+    buckets = _counted(dict(buckets), spend_rows.reported(ids, before), prices, -1)
+    return _counted(buckets, spend_rows.reported(ids, after), prices, 1)
+
+
+def daily_spend() -> Buckets:
+    """What sessions spent per (UTC day, owner), now."""
+    prices, watermark = config.prices(), open_sessions.safe_position()
+    kept = DAILY.get("all")
+    if kept is None or kept[0] > watermark or kept[1] is not prices:
+        buckets = _counted({}, spend_rows.reported(None, watermark), prices, 1)
+    else:
+        moved = store.streams_of_types([vocabulary.USAGE], kept[0], watermark)
+        buckets = _moved(kept[2], moved, kept[0], watermark)
+    DAILY.put("all", (watermark, prices, buckets))
+    # Not kept: rows above the watermark may yet be joined by lower ones.
+    above = store.streams_of_types([vocabulary.USAGE], watermark, None)
+    return _moved(buckets, above, watermark, None)
+
+
 def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
     """The metrics' spend in `[since, until)`: each session's cost counted on the UTC day
     of its latest usage report, and for its owner (`{"by_day": {"YYYY-MM-DD": usd},
-    "by_owner": {owner: usd}}`, each sorted; days and owners with nothing left out)."""
-    prices = config.prices()
+    "by_owner": {owner: usd}}`, each sorted). The whole days inside the window come from
+    `daily_spend`; the part-days at its ends, from their own reports."""
+    first = _midnight(since) + (timedelta(days=1) if _midnight(since) < since else timedelta(0))
+    last = _midnight(until)
     by_day: dict[str, Decimal] = {}
     by_owner: dict[str, Decimal] = {}
-    for reported in spend_rows.reported_in(since, until).values():
-        if reported.last_report >= until:
-            continue  # its latest report falls after the window: counted there
-        cost = spend.cost_of(reported.totals, prices)
-        day = reported.last_report.astimezone(UTC).date().isoformat()
-        by_day[day] = by_day.get(day, Decimal(0)) + cost
-        by_owner[reported.owner] = by_owner.get(reported.owner, Decimal(0)) + cost
+
+    def count(day: str, owner: str, usd: Decimal) -> None:
+        by_day[day] = by_day.get(day, Decimal(0)) + usd
+        by_owner[owner] = by_owner.get(owner, Decimal(0)) + usd
+
+    if first < last:
+        low, high = first.date().isoformat(), last.date().isoformat()
+        for (day, owner), (usd, _) in daily_spend().items():
+            if low <= day < high:
+                count(day, owner, usd)
+    prices = config.prices()
+    ends = (
+        [(since, min(first, until)), (max(last, since), until)]
+        if first < last
+        else [(since, until)]
+    )
+    for begin, end in ends:
+        if begin >= end:
+            continue
+        for reported in spend_rows.reported_in(begin, end).values():
+            if begin <= reported.last_report < end:
+                day = reported.last_report.astimezone(UTC).date().isoformat()
+                count(day, reported.owner, spend.cost_of(reported.totals, prices))
     return {"by_day": dict(sorted(by_day.items())), "by_owner": dict(sorted(by_owner.items()))}
+
+
+def _midnight(moment: datetime) -> datetime:
+    return datetime.combine(moment.astimezone(UTC).date(), time(0), tzinfo=UTC)

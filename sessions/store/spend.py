@@ -59,9 +59,35 @@ class Reported(NamedTuple):
 def reported_in(since: datetime, until: datetime) -> dict[str, Reported]:
     """Every session with a usage report in `[since, until)`: its owner, its latest
     report's time (which may be past `until`) and its token totals, in one statement."""
+    return _folded(_REPORTED_IN, [moment_param(since), moment_param(until)])
+
+
+# The same of given sessions (or of all), counting only the rows up to a position.
+_REPORTED = (
+    f"SELECT u.session, u.usage_model, {_COUNTS}, MAX(u.timestamp),"
+    f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
+    f" FROM {TABLE} u WHERE u.type = '{vocabulary.USAGE}'{{sessions}}{{up_to}}"
+    " GROUP BY u.session, u.usage_model"
+)
+
+
+def reported(sessions: Sequence[str] | None, up_to: int | None = None) -> dict[str, Reported]:
+    """`reported_in`'s facts of `sessions` (None: of every session that reported), from
+    their rows at positions up to `up_to` (None: all)."""
+    where, params = "", []
+    if sessions is not None:
+        if not sessions:
+            return {}
+        where, params = f" AND {one_of('u.session')}", [ids_param(sessions)]
+    bound = "" if up_to is None else " AND u.id <= %s"
+    sql = _REPORTED.format(sessions=where, up_to=bound)
+    return _folded(sql, params if up_to is None else [*params, up_to])
+
+
+def _folded(sql: str, params: list) -> dict[str, Reported]:
     found: dict[str, Reported] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_REPORTED_IN, [moment_param(since), moment_param(until)])
+        cursor.execute(sql, params)
         for session, model, *counts, moment, owner in cursor.fetchall():
             moment = moment_read(moment)
             known = found.get(session)
