@@ -133,10 +133,11 @@ def may_overlap(a: str, b: str) -> bool:
 
 
 class OverlapIndex:
-    """Whose patterns may overlap a pattern, without a pairwise scan: the owners' literal
-    prefixes in a tree of segments. A pattern's prefix walked down the tree meets the
-    owners whose prefix is a prefix of its own; the subtree where the walk ends holds
-    those whose prefix it is a prefix of."""
+    """Whose patterns may overlap a pattern, or cover a path, without a scan of every
+    pattern: the owners' literal prefixes in a tree of segments. A pattern's prefix (or
+    a path) walked down the tree meets the patterns whose prefix is a prefix of its own;
+    for a pattern, the subtree where the walk ends holds those whose prefix it is a
+    prefix of."""
 
     def __init__(self, patterns: dict[str, Sequence[str]]) -> None:
         self._root: dict = {}
@@ -145,14 +146,14 @@ class OverlapIndex:
                 here = self._root
                 for segment in literal_prefix(pattern):
                     here = here.setdefault(segment, {})
-                here.setdefault(None, set()).add(owner)
+                here.setdefault(None, []).append((owner, pattern))
 
     def owners(self, pattern: str) -> set[str]:
         """The owners with a pattern that may overlap `pattern`."""
         found: set[str] = set()
         here = self._root
         for segment in literal_prefix(pattern):
-            found |= here.get(None, set())
+            found |= {owner for owner, _ in here.get(None, ())}
             here = here.get(segment)
             if here is None:
                 return found
@@ -161,7 +162,21 @@ class OverlapIndex:
             node = stack.pop()
             for segment, below in node.items():
                 if segment is None:
-                    found |= below
+                    found |= {owner for owner, _ in below}
                 else:
                     stack.append(below)
+        return found
+
+    def covering(self, path: str) -> set[str]:
+        """The owners with a pattern that covers `path`: only the patterns whose literal
+        prefix leads the path are matched."""
+        found: set[str] = set()
+        here: dict | None = self._root
+        for segment in [*segments(path), None]:
+            for owner, pattern in here.get(None, ()):
+                if owner not in found and matches(pattern, path):
+                    found.add(owner)
+            here = here.get(segment) if segment is not None else None
+            if here is None:
+                return found
         return found

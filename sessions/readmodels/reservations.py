@@ -38,8 +38,11 @@ def reservations(
     wanted = {
         (plan_id, key)
         for plan_id, graph in graphs.items()
-        for key, node in graph.nodes.items()
-        if node.paths and (path is None or any(paths.matches(p, path) for p in node.paths))
+        for key in (
+            graph.path_index.covering(path)
+            if path is not None
+            else [key for key, node in graph.nodes.items() if node.paths]
+        )
     }
     unclosed = [s for s in space.unclosed_on(list(graphs)) if (s.plan, s.node) in wanted]
     liveness = store.liveness_of([session.session for session in unclosed])

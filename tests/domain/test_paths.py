@@ -167,3 +167,11 @@ def test_the_overlap_index_finds_exactly_the_owners_a_pairwise_scan_finds(owned,
 def test_the_clients_glob_rules_are_the_towers(pattern_source, path):
     for pattern in (pattern_source, pattern_source + "/*", "**/" + pattern_source):
         assert client_space.matches(pattern, path) is matches(pattern, path)
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcdef"), st.lists(patterns, min_size=1, max_size=3)), paths
+)
+def test_the_index_finds_exactly_the_owners_whose_patterns_cover_a_path(owned, path):
+    covering = {owner for owner, mine in owned.items() if any(matches(p, path) for p in mine)}
+    assert OverlapIndex(owned).covering(path) == covering

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from sessions.domain import paths
 from sessions.domain.records import EventRecord
 from sessions.domain.vocabulary import (
     MAX_PLAN_KEYS,
@@ -54,6 +55,14 @@ class Graph:
 
     def live(self) -> list[Node]:
         return [node for node in self.nodes.values() if not node.retired]
+
+    @functools.cached_property
+    def path_index(self) -> paths.OverlapIndex:
+        """The live nodes' path patterns, indexed by their literal prefixes (worked out
+        once per graph: a kept graph serves many reservation reads)."""
+        return paths.OverlapIndex(
+            {key: node.paths for key, node in self.nodes.items() if node.paths and not node.retired}
+        )
 
     @functools.cached_property
     def order(self) -> list[str]:
