@@ -60,17 +60,6 @@ def path_error(path: object) -> str | None:
     return _segment_error(path)
 
 
-def touched_error(value):
-    """A heartbeat's `paths`: 1–100 repository-relative paths."""
-    if not isinstance(value, list) or not 1 <= len(value) <= PATHS_MAX:
-        return f"must be a list of 1–{PATHS_MAX} paths"
-    for index, path in enumerate(value):
-        problem = path_error(path)
-        if problem:
-            return f"[{index}] {problem}"
-    return None
-
-
 def has_wildcard(text: str) -> bool:
     return not _WILDCARDS.isdisjoint(text)
 

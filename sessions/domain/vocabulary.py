@@ -398,7 +398,7 @@ def value_error(name, value):
 def _paths_error(event_type, value):
     """`paths`: a heartbeat's touched paths, or an amend's patterns per node."""
     if event_type == PROGRESS:
-        return space.touched_error(value)
+        return _list_error(value, space.path_error, "paths", space.PATHS_MAX)
     return node_map_error(
         value, space.patterns_error, "lists of path patterns", session_id_error, MAX_PLAN_NODES
     )

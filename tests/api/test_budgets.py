@@ -44,6 +44,15 @@ def spend(api, token, session, dollars):
     return answer.json()["session"]
 
 
+def spent_and_failed(api, token):
+    """Node a, budget $1, spent it all in session s1, which failed: ready to retry."""
+    make_plan(api, token, a=1)
+    start(api, token, "a", "s1")
+    spend(api, token, "s1", 1)
+    failed = {"type": "session_close", "outcome": "failed"}
+    assert api("POST", "/api/sessions/s1/events", failed, token=token).status == 201
+
+
 def amend(api, token, **fields):
     return api("POST", "/api/plans/p/events", {"type": "plan_amend", **fields}, token=token)
 
@@ -106,15 +115,7 @@ def test_over_budget_since_is_the_amend_that_lowered_the_budget_below_the_spend(
 
 
 def test_a_spent_node_is_not_started_by_name(api, alice_token):
-    make_plan(api, alice_token, a=1)
-    start(api, alice_token, "a", "s1")
-    spend(api, alice_token, "s1", 1)
-    api(
-        "POST",
-        "/api/sessions/s1/events",
-        {"type": "session_close", "outcome": "failed"},
-        token=alice_token,
-    )
+    spent_and_failed(api, alice_token)
     before = count()
     answer = start(api, alice_token, "a", "s2")
     assert_error(answer, 409, "budget_spent")
@@ -123,15 +124,7 @@ def test_a_spent_node_is_not_started_by_name(api, alice_token):
 
 
 def test_a_claim_passes_over_a_spent_node(api, alice_token):
-    make_plan(api, alice_token, a=1)
-    start(api, alice_token, "a", "s1")
-    spend(api, alice_token, "s1", 1)
-    api(
-        "POST",
-        "/api/sessions/s1/events",
-        {"type": "session_close", "outcome": "failed"},
-        token=alice_token,
-    )
+    spent_and_failed(api, alice_token)
     amend(api, alice_token, nodes=[{"key": "c", "title": "C"}])
     claimed = api("POST", "/api/plans/p/claim", {}, token=alice_token).json()
     assert claimed["node"] == "b"
@@ -158,29 +151,13 @@ def test_a_claim_with_nothing_ready_and_no_budget_spent_is_nothing_ready(api, al
 
 
 def test_a_spent_node_is_not_in_the_plans_claimable_list(api, alice_token):
-    make_plan(api, alice_token, a=1)
-    start(api, alice_token, "a", "s1")
-    spend(api, alice_token, "s1", 1)
-    api(
-        "POST",
-        "/api/sessions/s1/events",
-        {"type": "session_close", "outcome": "failed"},
-        token=alice_token,
-    )
+    spent_and_failed(api, alice_token)
     plan = api("GET", "/api/plans/p", token=alice_token).json()
     assert plan["claimable"] == ["b"]
 
 
 def test_raising_the_budget_lets_the_node_start_again(api, alice_token):
-    make_plan(api, alice_token, a=1)
-    start(api, alice_token, "a", "s1")
-    spend(api, alice_token, "s1", 1)
-    api(
-        "POST",
-        "/api/sessions/s1/events",
-        {"type": "session_close", "outcome": "failed"},
-        token=alice_token,
-    )
+    spent_and_failed(api, alice_token)
     assert amend(api, alice_token, budgets={"a": 5}).status == 201
     assert start(api, alice_token, "a", "s2").status == 201
 
