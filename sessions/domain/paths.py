@@ -28,6 +28,8 @@ def segments(text: str) -> list[str]:
 
 
 def _segment_error(text: str) -> str | None:
+    if any(ord(char) < 32 or char == "\x7f" or "\ud800" <= char <= "\udfff" for char in text):
+        return f"must not hold control characters ({text!r})"
     if text.startswith("/"):
         return f"must be relative to the repository's root: no leading '/' ({text!r})"
     if any(part in ("", ".", "..") for part in segments(text)):

@@ -178,6 +178,7 @@ def test_claims_hand_out_the_work_that_collides_with_nothing_first(api, alice_to
         (["/etc"], "leading"),
         (["x" * 201], "200"),
         ([f"p{i}" for i in range(51)], "50"),
+        (["src/\u0000x"], "control"),
     ],
 )
 def test_a_bad_pattern_is_refused_with_its_field_named_and_nothing_written(
