@@ -44,7 +44,8 @@ def reservations(
             else [key for key, node in graph.nodes.items() if node.paths]
         )
     }
-    unclosed = [s for s in space.unclosed_on(list(graphs)) if (s.plan, s.node) in wanted]
+    keys = sorted({key for _, key in wanted}) if path is not None else None
+    unclosed = [s for s in space.unclosed_on(list(graphs), keys) if (s.plan, s.node) in wanted]
     liveness = store.liveness_of([session.session for session in unclosed])
     holding: dict[tuple[str, str], list[space.Unclosed]] = {}
     for session in unclosed:
