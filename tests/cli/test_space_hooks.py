@@ -13,7 +13,7 @@ import pytest
 from sessions.domain.vocabulary import PLAN_CREATE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
-from tests.support.ct_tools import ct_env, hook_payload, run_hook
+from tests.support.ct_tools import ct_env, hook_payload, run_ct, run_hook
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
 
@@ -143,3 +143,11 @@ def test_the_written_paths_go_with_the_next_heartbeat(env, shop):
         )
     )
     assert [json.loads(paths) for paths in reported] == [["src/a.py"]]  # then throttled
+
+
+def test_ct_reservations_lists_who_holds_what_in_this_checkouts_repo(env, shop, bob_holds_billing):
+    done = run_ct(env, "reservations", cwd=shop)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "p/billing (bobs, bob): src/billing"
+    asked = run_ct(env, "reservations", "--repo", "acme/shop", "--path", "docs/x.md")
+    assert asked.stdout.strip() == "nothing reserved in acme/shop"

@@ -31,9 +31,11 @@ def ct_env(home: Path, url: str | None, token: str | None, **extra: str) -> dict
     return env
 
 
-def run_ct(env: dict, *args: str, stdin: str | None = None, timeout: float = 60):
+def run_ct(
+    env: dict, *args: str, stdin: str | None = None, timeout: float = 60, cwd: Path | None = None
+):
     return subprocess.run(
-        [CT, *args], env=env, input=stdin, capture_output=True, text=True, timeout=timeout
+        [CT, *args], env=env, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=cwd
     )
 
 
