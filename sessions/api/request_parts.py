@@ -31,12 +31,13 @@ Budget = Annotated[
         gt=0,
         le=vocabulary.BUDGET_MAX,
         description="US dollars, more than 0, at most 10⁶, at most 2 decimals.",
+        json_schema_extra={"multipleOf": 0.01},
     ),
     checked_by(vocabulary.budget_error),
 ]
 Pattern = Annotated[
     str,
-    Field(min_length=1, max_length=space.PATTERN_MAX),
+    Field(min_length=1, max_length=space.PATTERN_MAX, json_schema_extra={"pattern": space.SHAPE}),
     checked_by(space.pattern_error),
 ]
 Patterns = Annotated[
@@ -60,7 +61,7 @@ Repo = Annotated[
 
 Path = Annotated[
     str,
-    Field(min_length=1, max_length=space.PATH_MAX),
+    Field(min_length=1, max_length=space.PATH_MAX, json_schema_extra={"pattern": space.SHAPE}),
     checked_by(space.path_error),
 ]
 

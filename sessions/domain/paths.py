@@ -21,6 +21,13 @@ from functools import lru_cache
 PATTERN_MAX, PATTERNS_MAX = 200, 50  # a pattern's characters; patterns on one node
 PATH_MAX, PATHS_MAX = 500, 100  # a touched path's characters; paths in one report
 _WILDCARDS = frozenset("*?")
+# The shape `path_error` and `pattern_error` allow (lengths apart), as one regular
+# expression without lookaround (ECMA 262 and Python alike read it): segments of anything
+# but '/' and control characters, none empty, '.' or '..'. The API's schema documents it.
+_ANY = r"[^/\x00-\x1f\x7f]"
+_NO_DOT = r"[^/.\x00-\x1f\x7f]"
+_SEGMENT = f"(?:{_NO_DOT}{_ANY}*|\\.{_NO_DOT}{_ANY}*|\\.\\.{_ANY}+)"
+SHAPE = f"^{_SEGMENT}(?:/{_SEGMENT})*$"
 
 
 def segments(text: str) -> list[str]:

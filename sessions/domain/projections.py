@@ -287,6 +287,7 @@ def view_events(events, shown=MAX_BLOCKERS_SHOWN):
         latest(lambda e: e.type == PROGRESS and e.note is not None),
         latest(lambda e: e.type == WORK),  # whether there is any work to read
         latest(lambda e: e.type == USAGE),  # activity, and whether there is usage to read
+        latest(lambda e: e.type == PROGRESS and e.paths),  # whether it wrote any path
     }
     return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 

@@ -84,10 +84,15 @@ def project(
     spent = spend_model.usage_of(session_id, events, whole)
     if spent is not None:
         view = replace(view, usage=spent)
+    # A long stream's view events hold its latest report of written paths, if any: only
+    # then are they all read.
+    wrote = whole or any(e.type == vocabulary.PROGRESS and e.paths for e in events)
     written, count = (
         touched_paths.touched(events)
         if whole
         else space_rows.touched(session_id, touched_paths.TOUCHED_SHOWN)
+        if wrote
+        else ([], 0)
     )
     if count:
         view = replace(view, touched=written, touched_count=count)

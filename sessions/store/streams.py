@@ -104,6 +104,11 @@ def _view_events_sql(shown: int) -> str:
             ),
             _LATEST.format(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
             _LATEST.format(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
+            _LATEST.format(
+                where=f" AND type = '{vocabulary.PROGRESS}' AND paths IS NOT NULL",
+                limit="1",
+                name="last_touched",
+            ),
         ]
     )
 

@@ -1,12 +1,15 @@
 """The glob rules of DESIGN.md, "Space", sentence by sentence; then properties over
 random patterns and paths."""
 
+import re
+
 import pytest
 from ct import space as client_space
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sessions.domain.paths import (
+    SHAPE,
     OverlapIndex,
     literal_prefix,
     matches,
@@ -175,3 +178,11 @@ def test_the_clients_glob_rules_are_the_towers(pattern_source, path):
 def test_the_index_finds_exactly_the_owners_whose_patterns_cover_a_path(owned, path):
     covering = {owner for owner, mine in owned.items() if any(matches(p, path) for p in mine)}
     assert OverlapIndex(owned).covering(path) == covering
+
+
+@given(
+    st.text(st.sampled_from(["a", "b", ".", "/", "*", "\x00", "\x1f", "\x7f", "é"]), max_size=12)
+)
+def test_the_documented_shape_says_what_the_rules_say(text):
+    allowed = path_error(text) is None if len(text) >= 1 else False
+    assert bool(re.match(SHAPE, text)) is allowed
