@@ -13,6 +13,7 @@ from sessions.domain.plans import Handoff, Liveness, NodeSession
 from sessions.store.database import (
     TABLE,
     aware_utc,
+    by_index,
     each_stream,
     ids_param,
     latest_read,
@@ -182,8 +183,8 @@ _HANDOFFS = (
     " ORDER BY seq DESC LIMIT 1),"
     f" (SELECT reason FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.BLOCK}'"
     " ORDER BY seq DESC LIMIT 1),"
-    f" (SELECT note FROM {TABLE} WHERE session = s.value AND type = '{vocabulary.PROGRESS}'"
-    " AND note IS NOT NULL ORDER BY seq DESC LIMIT 1)"
+    f" (SELECT note FROM {TABLE}{{progress_notes}} WHERE session = s.value"
+    f" AND type = '{vocabulary.PROGRESS}' AND note IS NOT NULL ORDER BY seq DESC LIMIT 1)"
     " FROM {each}"
 )
 
@@ -196,7 +197,8 @@ def handoffs_of(sessions: Sequence[str]) -> dict[str, Handoff]:
         return {}
     unread = pending_messages_of(sessions, vocabulary.MAX_BLOCKERS_SHOWN)
     found = {}
-    for session, noted_seq, note, block_seq, reason, progress in per_stream(_HANDOFFS, sessions):
+    rows = per_stream(_HANDOFFS, sessions, progress_notes=by_index("tower_event_progress_notes"))
+    for session, noted_seq, note, block_seq, reason, progress in rows:
         if block_seq is not None and (noted_seq is None or block_seq > noted_seq):
             note = reason
         found[session] = Handoff(note, progress, tuple(unread.get(session, ())))

@@ -9,7 +9,14 @@ from typing import NamedTuple
 from django.db import connection
 
 from sessions.domain import vocabulary
-from sessions.store.database import TABLE, aware_utc, column_elements, ids_param, one_of
+from sessions.store.database import (
+    TABLE,
+    aware_utc,
+    by_index,
+    column_elements,
+    ids_param,
+    one_of,
+)
 from sessions.store.streams import types_in
 
 # By the partial index of plan events that name a repo: a handful of rows per plan.
@@ -58,11 +65,11 @@ def unclosed_on(plans: Sequence[str], nodes: Sequence[str] | None = None) -> lis
 
 # A session's touched paths, newest report first (by its index of events by type).
 _TOUCHED = (
-    f"SELECT seq, paths FROM {TABLE} WHERE session = %s AND type = '{vocabulary.PROGRESS}'"
-    " AND paths IS NOT NULL ORDER BY seq DESC"
+    f"SELECT seq, paths FROM {TABLE}{{index}} WHERE session = %s"
+    f" AND type = '{vocabulary.PROGRESS}' AND paths IS NOT NULL ORDER BY seq DESC"
 )
 _TOUCHED_COUNT = (
-    f"SELECT COUNT(DISTINCT p.value) FROM {TABLE} e, {{each}} WHERE e.session = %s"
+    f"SELECT COUNT(DISTINCT p.value) FROM {TABLE} e{{index}}, {{each}} WHERE e.session = %s"
     f" AND e.type = '{vocabulary.PROGRESS}' AND e.paths IS NOT NULL"
 )
 
@@ -72,12 +79,14 @@ def touched(session: str, most: int) -> tuple[list[str], int]:
     report's list first), at most `most` of them, and how many there are in all."""
     found: dict[str, None] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_TOUCHED, [session])
+        index = by_index("tower_event_touched")
+        cursor.execute(_TOUCHED.format(index=index), [session])
         for _, text in cursor:
             for path in reversed(json.loads(text)):
                 found.setdefault(path, None)
             if len(found) >= most:
                 break
-        cursor.execute(_TOUCHED_COUNT.format(each=column_elements("e.paths", "p")), [session])
+        elements = column_elements("e.paths", "p")
+        cursor.execute(_TOUCHED_COUNT.format(index=index, each=elements), [session])
         count = cursor.fetchone()[0]
     return list(found)[:most], count

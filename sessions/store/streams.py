@@ -16,6 +16,8 @@ from sessions.store.database import (
     RECORD_COLUMNS,
     SEQ_INDEX,
     TABLE,
+    by_index,
+    current_database,
     ids_param,
     iter_records,
     microseconds_of,
@@ -39,9 +41,10 @@ from sessions.store.writing import STREAM_SQL
 # test_view_events.py states the rule in Python and checks both). Each branch is its
 # own `ORDER BY … LIMIT` subquery, so that both planners walk an index backwards and
 # stop, and PostgreSQL plans it in a fraction of a millisecond; the partial indexes
-# skip heartbeats and messages, however many there are.
-_LATEST = f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s{{where}}"
-_LATEST += " ORDER BY seq DESC LIMIT {limit}) AS {name}"
+# skip heartbeats and messages, however many there are (named where SQLite would
+# not take them: `by_index`).
+_LATEST = f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE}{{index}}"
+_LATEST += " WHERE session = %s{where} ORDER BY seq DESC LIMIT {limit}) AS {name}"
 
 
 def _last_seq_of(event_type: str) -> str:
@@ -67,20 +70,19 @@ _NOTED = types_in(NOTED_TRANSITIONS)
 
 
 @functools.cache
-def _view_events_sql(shown: int) -> str:
+def _view_events_sql(vendor: str, shown: int) -> str:
     # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
     # every new binding of its LIMIT (5x this statement's cost).
+    _latest = functools.partial(_LATEST.format, index="")
     return " UNION ALL ".join(
         [
             f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
-            _LATEST.format(where="", limit="1", name="last_event"),
-            _LATEST.format(where=f" AND {TRANSITION}", limit="1", name="last_transition"),
-            _LATEST.format(where=f" AND note IS NOT NULL AND {_NOTED}", limit="1", name="noted"),
-            _LATEST.format(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
-            _LATEST.format(
-                where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"
-            ),
-            _LATEST.format(
+            _latest(where="", limit="1", name="last_event"),
+            _latest(where=f" AND {TRANSITION}", limit="1", name="last_transition"),
+            _latest(where=f" AND note IS NOT NULL AND {_NOTED}", limit="1", name="noted"),
+            _latest(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
+            _latest(where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"),
+            _latest(
                 where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
                 limit=int(shown),
                 name="open_blocks",
@@ -89,22 +91,22 @@ def _view_events_sql(shown: int) -> str:
             f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
             f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
             " ORDER BY seq LIMIT 1) AS first_open_block",
+            _latest(where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"),
             _LATEST.format(
-                where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"
-            ),
-            _LATEST.format(
+                index=by_index("tower_event_progress_notes", vendor),
                 where=f" AND type = '{vocabulary.PROGRESS}' AND note IS NOT NULL",
                 limit="1",
                 name="progress_note",
             ),
-            _LATEST.format(
+            _latest(
                 where=f" AND type = '{vocabulary.MESSAGE}' AND seq > {_LAST_PROGRESS}",
                 limit=int(shown),
                 name="pending",
             ),
-            _LATEST.format(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
-            _LATEST.format(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
+            _latest(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
+            _latest(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
             _LATEST.format(
+                index=by_index("tower_event_touched", vendor),
                 where=f" AND type = '{vocabulary.PROGRESS}' AND paths IS NOT NULL",
                 limit="1",
                 name="last_touched",
@@ -143,7 +145,7 @@ def read_view_events(stream: str, shown: int) -> ViewEvents:
     open and how many messages are pending (all empty for no such session): a view
     costs the same at any stream length. Each count is asked of SQL only when there may
     be more than were read."""
-    sql = _view_events_sql(shown)
+    sql = _view_events_sql(current_database().vendor, shown)
     rows = run_prepared(sql, [stream] * sql.count("%s"))
     records = {record.seq: record for record in records_from_rows(rows)}
     chosen = view_events([records[seq] for seq in sorted(records)], shown)
