@@ -2,10 +2,11 @@
 
     python bench/stream_length.py [sqlite] [postgresql]
 
-Each stream is imported (start, then block/unblock alternating, as a chatty agent's),
-then, through Django's full request stack in process (test client, production
-settings): the API view `GET /api/sessions/<id>`, the session page's first screen, its
-card on the board (its view made into a card and rendered, as the board does), and an
+Each stream is imported (start, then block/unblock alternating, as a chatty agent's;
+with BENCH_STREAM=heartbeats, a noted progress that wrote a path, then a worker's bare
+heartbeats, then a block), then, through Django's full request stack in process (test
+client, production settings): the API view `GET /api/sessions/<id>`, the session page's
+first screen, its card on the board (its view made into a card and rendered, as the board does), and an
 append (`POST …/events`, block and unblock in turn, each answered with the view).
 Reports the median and range of 7 runs of 20 requests each (the runs interleave the
 lengths), and the ratio to the 10-event stream. The largest stream stops short of the
@@ -13,6 +14,7 @@ cap (`MAX_STREAM_EVENTS`) so that appends are still allowed.
 """
 
 import itertools
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -20,15 +22,28 @@ from datetime import timedelta
 
 from common import T0, report, run_per_engine, settle_after_bulk_load, setup_django
 
-LENGTHS = (10, 1_000, 10_000, 99_800)
+LENGTHS = tuple(int(n) for n in os.environ.get("BENCH_LENGTHS", "10,1000,10000,99800").split(","))
 RUNS, REQUESTS = 7, 20
+KIND = os.environ.get("BENCH_STREAM", "transitions")
 
 
 def stream(session_id, length):
     from sessions.domain.records import EventRecord
-    from sessions.domain.vocabulary import BLOCK, START, UNBLOCK
+    from sessions.domain.vocabulary import BLOCK, PROGRESS, START, UNBLOCK
 
     events = [EventRecord(session_id, 1, START, T0, "bench", title="Long agent session")]
+    if KIND == "heartbeats":
+        at = [T0 + timedelta(seconds=seq) for seq in range(length + 1)]
+        events.append(
+            EventRecord(
+                session_id, 2, PROGRESS, at[2], "bench", note="halfway", paths=["src/app.py"]
+            )
+        )
+        events += [
+            EventRecord(session_id, seq, PROGRESS, at[seq], "bench") for seq in range(3, length)
+        ]
+        events.append(EventRecord(session_id, length, BLOCK, at[length], "bench", reason="waiting"))
+        return events
     for seq in range(2, length + 1):
         kind = BLOCK if seq % 2 == 0 else UNBLOCK
         fields = {"reason": f"waiting on step {seq}"} if kind == BLOCK else {}
@@ -116,7 +131,7 @@ def main(engine):
             )
         )
     report(
-        f"Cost per request by stream length ({engine})",
+        f"Cost per request by stream length ({engine}, {KIND})",
         rows,
         ["database", "request", "events", "median ms", "range ms", "vs 10 events"],
     )
