@@ -6,8 +6,9 @@ Each stream is imported (start, then block/unblock alternating, as a chatty agen
 with BENCH_STREAM=heartbeats, a noted progress that wrote a path, then a worker's bare
 heartbeats, then a block), then, through Django's full request stack in process (test
 client, production settings): the API view `GET /api/sessions/<id>`, the session page's
-first screen, its card on the board (its view made into a card and rendered, as the board does), and an
-append (`POST …/events`, block and unblock in turn, each answered with the view).
+first screen, its card on the board (its view made into a card and rendered, as the
+board does), and an append (`POST …/events`, block and unblock in turn, each answered
+with the view).
 Reports the median and range of 7 runs of 20 requests each (the runs interleave the
 lengths), and the ratio to the 10-event stream. The largest stream stops short of the
 cap (`MAX_STREAM_EVENTS`) so that appends are still allowed.
