@@ -1,8 +1,8 @@
 """Control Tower's own settings, read in one place, and checked when Django starts.
 
 `controltower/settings.py` reads them from the environment; every layer asks `current()`
-for them (at call time, so a test's override holds). `manage.py check` refuses values
-no board could work with, naming the setting.
+for them (read once, and again when a setting changes, so a test's override holds).
+`manage.py check` refuses values no board could work with, naming the setting.
 """
 
 import functools
@@ -14,6 +14,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from sessions.domain import price_list, spend, vocabulary
 
@@ -35,11 +37,23 @@ class TowerSettings:
     max_attempts: int  # the cap on attempts written into a new plan that names none
 
 
+@functools.cache
 def current() -> TowerSettings:
-    """The settings in force now."""
+    """The settings in force now: read once (every request asks; reading them through
+    Django's lazy settings cost a fiftieth of an append), and again after a change
+    (`override_settings`, a test's `settings`)."""
     return TowerSettings(
         **{f.name: getattr(settings, f.name.upper()) for f in fields(TowerSettings)}
     )
+
+
+@receiver(setting_changed)
+def _read_again(setting: str, **kwargs: object) -> None:
+    if setting.lower() in _NAMES:
+        current.cache_clear()
+
+
+_NAMES = {f.name for f in fields(TowerSettings)}
 
 
 # The plan defaults go into plan events, whose fields have their own ranges.

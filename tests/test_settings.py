@@ -138,3 +138,12 @@ def test_prices_file_prices_what_the_shipped_table_does_not(tmp_path):
     )
     result = manage("shell", "--no-imports", "-c", code, DEBUG="1", PRICES_FILE=str(table))
     assert result.stdout.split() == ["2", "None"], result.stderr
+
+
+def test_the_tower_s_settings_are_read_again_after_a_change(settings):
+    from sessions import config
+
+    before = config.current().stale_after_minutes
+    assert config.current() is config.current()  # read once
+    settings.STALE_AFTER_MINUTES = before + 7
+    assert config.current().stale_after_minutes == before + 7
