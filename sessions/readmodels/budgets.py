@@ -4,6 +4,7 @@ since when a spent one has been spent."""
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from sessions import config, store
 from sessions.domain import budgets, plans, vocabulary
@@ -41,18 +42,31 @@ def spent_nodes(
     return {key: budget for key, budget in found.items() if budget.over}
 
 
-def node_budget(plan_id: str, graph: plans.Graph, key: str) -> Budget | None:
-    """The budget binding one node of the plan now (a session view's), or None; reads
-    nothing for a plan without budgets."""
+class NodeBudget(NamedTuple):
+    budget: Budget
+    spent_since: datetime | None  # when asked for and spent: since when (`spent_since`)
+
+
+def node_budget(
+    plan_id: str, graph: plans.Graph, key: str, since: bool = False
+) -> NodeBudget | None:
+    """The budget binding one node of the plan now (a session view's), or None, and with
+    `since`, since when it has been spent if it is; reads nothing for a plan without
+    budgets, and the plan's node sessions once."""
     if key not in graph.nodes or not budgets.has_budgets(graph):
         return None
-    return node_budgets(plan_id, graph, store.node_sessions(plan_id), [key]).get(key)
-
-
-def spent_since(plan_id: str, key: str, budget: Budget) -> datetime:
-    """Since when a spent `budget` of node `key` has been spent: the later of the usage
-    report that took the spend to it and the plan event that set it."""
     on_nodes = store.node_sessions(plan_id)
+    budget = node_budgets(plan_id, graph, on_nodes, [key]).get(key)
+    if budget is None:
+        return None
+    spent = spent_since(key, budget, on_nodes) if since and budget.over else None
+    return NodeBudget(budget, spent)
+
+
+def spent_since(key: str, budget: Budget, on_nodes: Sequence[NodeSession]) -> datetime:
+    """Since when a spent `budget` of node `key` has been spent (`on_nodes` being its
+    plan's node sessions): the later of the usage report that took the spend to it and
+    the plan event that set it."""
     if budget.scope == budgets.NODE:
         on_nodes = [session for session in on_nodes if session.node == key]
     reports = spend_rows.usage_reports([session.session for session in on_nodes])
@@ -76,7 +90,8 @@ def spent_sessions(rows: Iterable) -> dict[str, datetime]:
         on_nodes = store.node_sessions(plan_id)
         node_of = {s.session: s.node for s in on_nodes if s.session in sessions}
         spent = spent_nodes(plan_id, graph, on_nodes, sorted(set(node_of.values())))
+        since = {key: spent_since(key, budget, on_nodes) for key, budget in spent.items()}
         for session_id, key in node_of.items():
-            if key in spent:
-                found[session_id] = spent_since(plan_id, key, spent[key])
+            if key in since:
+                found[session_id] = since[key]
     return found

@@ -149,13 +149,14 @@ def _graph(plan_id: str | None) -> object:
 def _with_budget(view: projections.SessionView, graph: object) -> projections.SessionView:
     """`view` with the budget binding its node now, and the attention `over_budget` when
     it is spent and the session is not closed: before every other kind."""
-    budget = budget_model.node_budget(view.plan, graph, view.node)
-    if budget is None:
+    unclosed = view.status != vocabulary.CLOSED
+    found = budget_model.node_budget(view.plan, graph, view.node, since=unclosed)
+    if found is None:
         return view
-    view = replace(view, budget=budget)
-    if budget.over and view.status != vocabulary.CLOSED:
-        since = budget_model.spent_since(view.plan, view.node, budget)
-        view = replace(view, attention=projections.Attention(budgets.OVER_BUDGET, since))
+    view = replace(view, budget=found.budget)
+    if found.spent_since is not None:
+        attention = projections.Attention(budgets.OVER_BUDGET, found.spent_since)
+        view = replace(view, attention=attention)
     return view
 
 
