@@ -43,28 +43,19 @@ def _next_claimable(
     ranked = plans.overlapping_last(ranked, plans.overlaps(graph, plain, ranked))
     for key in ranked:
         if key in spent:
-            if passed_over is None and (plain[key] == plans.READY or _lapsed(graph, found, key)):
+            ready = plain[key] == plans.READY
+            if passed_over is None and (ready or _lapsed(graph, found, key, hold=False)):
                 passed_over = spent[key]
             continue
         if plain[key] == plans.READY:
             return graph, found, key
-        held = _held_if_lapsed(graph, found, key)
+        held = _lapsed(graph, found, key, hold=True)
         if held is not None:
             lapsed = {**states, key: (plans.LAPSED, states[key][1])}
             return graph, found._replace(states=lapsed, held=held), key
     if passed_over is not None:
         raise _budget_spent(plan_id, passed_over, "to claim")
     return None
-
-
-def _lapsed(graph: plans.Graph, found: plan_sessions.Found, key: str) -> bool:
-    """Whether a running node has lapsed (its sessions read, not held)."""
-    unclosed = [s.session for s in found.sessions if s.node == key and s.outcome is None]
-    lease = timedelta(minutes=graph.lease)
-    return bool(unclosed) and all(
-        projections.has_lapsed(store.read_view_events(i, 1).events, found.now, lease)
-        for i in unclosed
-    )
 
 
 def _budget_spent(plan_id: str, budget: budgets.Budget, what: str) -> Conflict:
@@ -76,26 +67,29 @@ def _budget_spent(plan_id: str, budget: budgets.Budget, what: str) -> Conflict:
     )
 
 
-def _held_if_lapsed(
-    graph: plans.Graph, found: plan_sessions.Found, key: str
+def _lapsed(
+    graph: plans.Graph, found: plan_sessions.Found, key: str, hold: bool
 ) -> dict[str, projections.ViewEvents] | None:
-    """For a claim passing over a running node: its unclosed sessions held and read
-    (their view events) when every one has lapsed at `found.now`, else None. A session
-    opened within the lease is not read (it cannot have lapsed); the others are read
-    under their locks, so that the reclaim that follows needs neither again (a live
-    worker's append waits for the claim's commit, a few milliseconds)."""
+    """For a claim passing over a running node: its unclosed sessions read (their view
+    events) when every one has lapsed at `found.now`, else None. A session opened within
+    the lease is not read (it cannot have lapsed). With `hold` (to reclaim the node),
+    the others are read under their locks, so that the reclaim that follows needs
+    neither again (a live worker's append waits for the claim's commit, a few
+    milliseconds), and each must be closable; without (to word a refusal), they are
+    only read."""
     unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
     lease = timedelta(minutes=graph.lease)
     if not unclosed or not all(plans.may_have_lapsed(s, found.now, lease) for s in unclosed):
         return None
     ids = [s.session for s in unclosed]
-    store.hold_also(*ids)
-    held = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
+    if hold:
+        store.hold_also(*ids)
+    read = {i: store.read_view_events(i, vocabulary.MAX_BLOCKERS_SHOWN) for i in ids}
     if all(
-        projections.has_lapsed(known.events, found.now, lease) and _closable(known)
-        for known in held.values()
+        projections.has_lapsed(known.events, found.now, lease) and (not hold or _closable(known))
+        for known in read.values()
     ):
-        return held
+        return read
     return None
 
 
