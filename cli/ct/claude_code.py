@@ -23,6 +23,7 @@ Decisions DESIGN.md leaves open, taken here:
   its tool calls denied until a person raises the budget (and unblocks it)."""
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -81,6 +82,11 @@ class Hook:
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
+    @functools.cached_property
+    def checkout(self) -> gitfacts.Checkout | None:
+        """The checkout the tool ran in, read once a hook (its `.git` files)."""
+        return gitfacts.checkout(Path(self.payload.get("cwd") or "."))
+
     def remember(self, **changes) -> None:
         """Keep `changes` in this Claude Code session's record (in memory at least: with
         the state folder unwritable, the hook goes on with what it has)."""
@@ -135,8 +141,8 @@ class Hook:
         """A `session_work` with the checkout's repo, branch and head commit, when they
         moved since the last one this Claude Code session's hooks sent (read from `.git`:
         no git process, so a tool call costs a few small reads)."""
-        found = gitfacts.facts(Path(self.payload.get("cwd") or "."))
-        if found is None or found.commit is None:
+        found = self.checkout and self.checkout.facts
+        if not found or found.commit is None:
             return  # no commit yet: nothing has landed (the title says the branch)
         if self.record.get("reported_work") == list(found):
             return
@@ -264,7 +270,7 @@ class Hook:
         """Before a write: who else holds the path (from a copy of the repo's
         reservations at most 15 s old). With `CT_RESERVATIONS=deny` the write is refused
         with that sentence; by default (`warn`) it runs and the agent is told."""
-        target = space.written_path(self.payload)
+        target = space.written_path(self.payload, self.checkout)
         if target is None:
             return None
         repo, path = target
@@ -279,7 +285,7 @@ class Hook:
 
     def note_written(self) -> None:
         """Keep the path a write tool wrote, for the next heartbeat's `paths`."""
-        target = space.written_path(self.payload)
+        target = space.written_path(self.payload, self.checkout)
         if target is not None:
             written = [p for p in self.record.get("written", []) if p != target[1]]
             self.remember(written=[*written, target[1]][-space.PATHS_MAX :])

@@ -82,12 +82,23 @@ def origin_repo(config: str) -> str | None:
     return None
 
 
+class Checkout(NamedTuple):
+    root: Path
+    facts: Facts
+
+
 def facts(start: Path) -> Facts | None:
     """The checkout holding `start`: its repo, branch and head commit (None outside git)."""
+    found = checkout(start)
+    return None if found is None else found.facts
+
+
+def checkout(start: Path) -> Checkout | None:
+    """The checkout holding `start`: its root and `facts`, read once (None outside git)."""
     found = git_folder(start)
     if found is None:
         return None
-    _, folder = found
+    root, folder = found
     common = _common(folder)
     head = _read(folder / "HEAD") or ""
     branch = commit = None
@@ -98,4 +109,4 @@ def facts(start: Path) -> Facts | None:
     elif _HEX40.fullmatch(head):
         commit = head  # detached
     config = _read(common / "config") or ""
-    return Facts(origin_repo(config), branch, commit)
+    return Checkout(root, Facts(origin_repo(config), branch, commit))

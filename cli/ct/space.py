@@ -64,27 +64,25 @@ def matches(pattern: str, path: str) -> bool:
 # Where a write lands ------------------------------------------------------------------
 
 
-def written_path(payload: dict) -> tuple[str, str] | None:
-    """(repo, path relative to the repository's root) of the file a write tool names,
-    symlinks resolved; None for another tool, a checkout with no `owner/name` origin, or
-    a path outside the repository."""
+def written_path(payload: dict, checkout: gitfacts.Checkout | None) -> tuple[str, str] | None:
+    """(repo, path relative to the repository's root) of the file a write tool names in
+    the `checkout` it ran in, symlinks resolved; None for another tool, no checkout or one
+    with no `owner/name` origin, or a path outside the repository."""
     field = WRITE_TOOLS.get(str(payload.get("tool_name") or ""))
     given = (payload.get("tool_input") or {}).get(field) if field else None
     if not isinstance(given, str) or not given:
         return None
-    cwd = Path(str(payload.get("cwd") or "."))
-    found = gitfacts.git_folder(cwd)
-    facts = gitfacts.facts(cwd)
-    if found is None or facts is None or facts.repo is None:
+    if checkout is None or checkout.facts.repo is None:
         return None
+    cwd = Path(str(payload.get("cwd") or "."))
     try:
-        root = found[0].resolve()
+        root = checkout.root.resolve()
         target = (cwd / given).resolve()
         relative = target.relative_to(root)
     except (OSError, ValueError, RuntimeError):
         return None  # outside the repository (or a symlink loop): never reserved
     text = relative.as_posix()
-    return (facts.repo, text) if text not in ("", ".") and len(text) <= PATH_MAX else None
+    return (checkout.facts.repo, text) if text not in ("", ".") and len(text) <= PATH_MAX else None
 
 
 # The copy of a repository's reservations ------------------------------------------------
