@@ -31,6 +31,12 @@ class EventQuerySet(models.QuerySet):
 _NOTED_TRANSITIONS = [t for t in vocabulary.NOTE_BEARING if t != vocabulary.BLOCK]
 
 
+# Partial indexes the store names on SQLite, which would not take them by itself
+# (`store.database.by_index`).
+PROGRESS_NOTES_INDEX = "tower_event_progress_notes"
+TOUCHED_INDEX = "tower_event_touched"
+
+
 class Event(models.Model):
     # The stream's id: a session's, or a plan's (they share one namespace).
     session = models.CharField(max_length=vocabulary.SESSION_ID_MAX)
@@ -133,7 +139,7 @@ class Event(models.Model):
             models.Index(
                 fields=["session", "seq"],
                 condition=models.Q(type=vocabulary.PROGRESS, paths__isnull=False),
-                name="tower_event_touched",
+                name=TOUCHED_INDEX,
             ),
             # A retried start that named no id is found by its actor's key, whatever id
             # was made for it (`store.start_by_key`).
@@ -163,7 +169,7 @@ class Event(models.Model):
             models.Index(
                 fields=["session", "seq"],
                 condition=models.Q(type=vocabulary.PROGRESS, note__isnull=False),
-                name="tower_event_progress_notes",
+                name=PROGRESS_NOTES_INDEX,
             ),
             # A plan's node sessions: the starts that name it, and each one's close. Both
             # cover what the node states read (`store.node_sessions_of`), so the read

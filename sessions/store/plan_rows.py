@@ -10,6 +10,7 @@ from django.db import connection
 
 from sessions.domain import vocabulary
 from sessions.domain.plans import Handoff, Liveness, NodeSession
+from sessions.models import PROGRESS_NOTES_INDEX
 from sessions.store.database import (
     TABLE,
     aware_utc,
@@ -197,7 +198,7 @@ def handoffs_of(sessions: Sequence[str]) -> dict[str, Handoff]:
         return {}
     unread = pending_messages_of(sessions, vocabulary.MAX_BLOCKERS_SHOWN)
     found = {}
-    rows = per_stream(_HANDOFFS, sessions, progress_notes=by_index("tower_event_progress_notes"))
+    rows = per_stream(_HANDOFFS, sessions, progress_notes=by_index(PROGRESS_NOTES_INDEX))
     for session, noted_seq, note, block_seq, reason, progress in rows:
         if block_seq is not None and (noted_seq is None or block_seq > noted_seq):
             note = reason

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from sessions.domain import vocabulary
+from sessions.models import TOUCHED_INDEX
 from sessions.store.database import (
     TABLE,
     aware_utc,
@@ -79,7 +80,7 @@ def touched(session: str, most: int) -> tuple[list[str], int]:
     report's list first), at most `most` of them, and how many there are in all."""
     found: dict[str, None] = {}
     with connection.cursor() as cursor:
-        index = by_index("tower_event_touched")
+        index = by_index(TOUCHED_INDEX)
         cursor.execute(_TOUCHED.format(index=index), [session])
         for _, text in cursor:
             for path in reversed(json.loads(text)):

@@ -11,7 +11,7 @@ from django.db import connection
 from sessions.domain import vocabulary
 from sessions.domain.projections import ViewEvents, view_events
 from sessions.domain.records import EventRecord
-from sessions.models import Event
+from sessions.models import PROGRESS_NOTES_INDEX, TOUCHED_INDEX, Event
 from sessions.store.database import (
     RECORD_COLUMNS,
     SEQ_INDEX,
@@ -69,6 +69,12 @@ NOTED_TRANSITIONS = [t for t in vocabulary.NOTE_BEARING if t != vocabulary.BLOCK
 _NOTED = types_in(NOTED_TRANSITIONS)
 
 
+def _latest_progress_with(column: str, index: str, vendor: str, name: str) -> str:
+    """The branch of the latest progress whose `column` is set, by its partial `index`."""
+    where = f" AND type = '{vocabulary.PROGRESS}' AND {column} IS NOT NULL"
+    return _LATEST.format(index=by_index(index, vendor), where=where, limit="1", name=name)
+
+
 @functools.cache
 def _view_events_sql(vendor: str, shown: int) -> str:
     # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
@@ -92,12 +98,7 @@ def _view_events_sql(vendor: str, shown: int) -> str:
             f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
             " ORDER BY seq LIMIT 1) AS first_open_block",
             _latest(where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"),
-            _LATEST.format(
-                index=by_index("tower_event_progress_notes", vendor),
-                where=f" AND type = '{vocabulary.PROGRESS}' AND note IS NOT NULL",
-                limit="1",
-                name="progress_note",
-            ),
+            _latest_progress_with("note", PROGRESS_NOTES_INDEX, vendor, "progress_note"),
             _latest(
                 where=f" AND type = '{vocabulary.MESSAGE}' AND seq > {_LAST_PROGRESS}",
                 limit=int(shown),
@@ -105,12 +106,7 @@ def _view_events_sql(vendor: str, shown: int) -> str:
             ),
             _latest(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
             _latest(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
-            _LATEST.format(
-                index=by_index("tower_event_touched", vendor),
-                where=f" AND type = '{vocabulary.PROGRESS}' AND paths IS NOT NULL",
-                limit="1",
-                name="last_touched",
-            ),
+            _latest_progress_with("paths", TOUCHED_INDEX, vendor, "last_touched"),
         ]
     )
 
