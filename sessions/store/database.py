@@ -158,6 +158,16 @@ def run_prepared(sql: str, params: Sequence) -> list[tuple]:
     return rows
 
 
+@functools.lru_cache(maxsize=64)
+def _placeholders(sql: str) -> int:
+    return sql.count("%s")
+
+
+def run_for_stream(sql: str, stream: str) -> list[tuple]:
+    """`run_prepared` of a statement whose every parameter is one stream's id."""
+    return run_prepared(sql, [stream] * _placeholders(sql))
+
+
 def _run_prepared_postgresql(db, sql: str, params: Sequence) -> list[tuple]:
     # One server-bound cursor per connection, made once: making one (and its loaders)
     # for every statement cost as much as sending it.

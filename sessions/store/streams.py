@@ -28,6 +28,7 @@ from sessions.store.database import (
     reading_cursor,
     records,
     records_from_rows,
+    run_for_stream,
     run_prepared,
 )
 from sessions.store.writing import STREAM_SQL
@@ -43,7 +44,7 @@ from sessions.store.writing import STREAM_SQL
 # stop, and PostgreSQL plans it in a fraction of a millisecond; the partial indexes
 # skip heartbeats and messages, however many there are (named where SQLite would
 # not take them: `by_index`).
-_LATEST = f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE}{{index}}"
+_LATEST = "SELECT * FROM (SELECT {columns} FROM " + TABLE + "{index}"
 _LATEST += " WHERE session = %s{where} ORDER BY seq DESC LIMIT {limit}) AS {name}"
 
 
@@ -69,45 +70,55 @@ NOTED_TRANSITIONS = [t for t in vocabulary.NOTE_BEARING if t != vocabulary.BLOCK
 _NOTED = types_in(NOTED_TRANSITIONS)
 
 
-def _latest_progress_with(column: str, index: str, vendor: str, name: str) -> str:
-    """The branch of the latest progress whose `column` is set, by its partial `index`."""
-    where = f" AND type = '{vocabulary.PROGRESS}' AND {column} IS NOT NULL"
-    return _LATEST.format(index=by_index(index, vendor), where=where, limit="1", name=name)
-
-
 @functools.cache
 def _view_events_sql(vendor: str, shown: int) -> str:
+    """SQLite's branches pick seqs only, from the indexes alone, and each row picked is
+    then read once: one event is often several branches' (the last event, transition and
+    block), and reading a 35-column row per branch was a third of an append's read
+    (bench/RESULTS.md §24). PostgreSQL's branches read their rows whole: its planner,
+    with no statistics yet, read rows picked by seq (`IN`, `= ANY`, a lateral join) by
+    walking the whole stream."""
     # The limit is written in, not bound: SQLite from 3.4x plans a statement again at
     # every new binding of its LIMIT (5x this statement's cost).
-    _latest = functools.partial(_LATEST.format, index="")
-    return " UNION ALL ".join(
-        [
-            f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s AND seq = 1",
-            _latest(where="", limit="1", name="last_event"),
-            _latest(where=f" AND {TRANSITION}", limit="1", name="last_transition"),
-            _latest(where=f" AND note IS NOT NULL AND {_NOTED}", limit="1", name="noted"),
-            _latest(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
-            _latest(where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"),
-            _latest(
-                where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
-                limit=int(shown),
-                name="open_blocks",
-            ),
-            # The first open block: where the blocked run began (attention's `since`).
-            f"SELECT * FROM (SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
-            f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
-            " ORDER BY seq LIMIT 1) AS first_open_block",
-            _latest(where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"),
-            _latest_progress_with("note", PROGRESS_NOTES_INDEX, vendor, "progress_note"),
-            _latest(
-                where=f" AND type = '{vocabulary.MESSAGE}' AND seq > {_LAST_PROGRESS}",
-                limit=int(shown),
-                name="pending",
-            ),
-            _latest(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
-            _latest(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
-            _latest_progress_with("paths", TOUCHED_INDEX, vendor, "last_touched"),
-        ]
+    columns = "seq" if vendor == "sqlite" else RECORD_COLUMNS
+    _latest = functools.partial(_LATEST.format, columns=columns, index="")
+
+    def latest_progress_with(column: str, index: str, name: str) -> str:
+        where = f" AND type = '{vocabulary.PROGRESS}' AND {column} IS NOT NULL"
+        return _latest(index=by_index(index, vendor), where=where, limit="1", name=name)
+
+    branches = [
+        f"SELECT {columns} FROM {TABLE} WHERE session = %s AND seq = 1",
+        _latest(where="", limit="1", name="last_event"),
+        _latest(where=f" AND {TRANSITION}", limit="1", name="last_transition"),
+        _latest(where=f" AND note IS NOT NULL AND {_NOTED}", limit="1", name="noted"),
+        _latest(where=f" AND type = '{vocabulary.BLOCK}'", limit="1", name="last_block"),
+        _latest(where=f" AND type = '{vocabulary.UNBLOCK}'", limit="1", name="last_unblock"),
+        _latest(
+            where=f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}",
+            limit=int(shown),
+            name="open_blocks",
+        ),
+        # The first open block: where the blocked run began (attention's `since`).
+        f"SELECT * FROM (SELECT {columns} FROM {TABLE} WHERE session = %s"
+        f" AND type = '{vocabulary.BLOCK}' AND seq > {_LAST_UNBLOCK}"
+        " ORDER BY seq LIMIT 1) AS first_open_block",
+        _latest(where=f" AND type = '{vocabulary.PROGRESS}'", limit="1", name="last_progress"),
+        latest_progress_with("note", PROGRESS_NOTES_INDEX, "progress_note"),
+        _latest(
+            where=f" AND type = '{vocabulary.MESSAGE}' AND seq > {_LAST_PROGRESS}",
+            limit=int(shown),
+            name="pending",
+        ),
+        _latest(where=f" AND type = '{vocabulary.WORK}'", limit="1", name="last_work"),
+        _latest(where=f" AND type = '{vocabulary.USAGE}'", limit="1", name="last_usage"),
+        latest_progress_with("paths", TOUCHED_INDEX, "last_touched"),
+    ]
+    if vendor != "sqlite":
+        return " UNION ALL ".join(branches)
+    return (
+        f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
+        f" AND seq IN ({' UNION '.join(branches)}) ORDER BY seq"
     )
 
 
@@ -142,7 +153,7 @@ def read_view_events(stream: str, shown: int) -> ViewEvents:
     costs the same at any stream length. Each count is asked of SQL only when there may
     be more than were read."""
     sql = _view_events_sql(current_database().vendor, shown)
-    rows = run_prepared(sql, [stream] * sql.count("%s"))
+    rows = run_for_stream(sql, stream)
     records = {record.seq: record for record in records_from_rows(rows)}
     chosen = view_events([records[seq] for seq in sorted(records)], shown)
     open_blocks, pending = chosen.open_blocks, chosen.pending_messages

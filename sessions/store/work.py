@@ -12,6 +12,7 @@ from sessions.store.database import (
     moment_read,
     per_stream,
     records_from_rows,
+    run_for_stream,
     run_prepared,
 )
 
@@ -64,7 +65,7 @@ _CHECKS_SQL = (
 def work_facts(session: str) -> list[EventRecord]:
     """The reports a session's repo, branch, head commit and pull request come from,
     in stream order (none for a session without work)."""
-    rows = records_from_rows(run_prepared(_FACTS_SQL, [session] * _FACTS_SQL.count("%s")))
+    rows = records_from_rows(run_for_stream(_FACTS_SQL, session))
     return sorted({record.seq: record for record in rows}.values(), key=lambda r: r.seq)
 
 
@@ -145,7 +146,7 @@ _PLACE_SQL = " UNION ALL ".join(
 
 def place_events(session: str) -> list[EventRecord]:
     """The reports a session's repo and branch have held their values since, in order."""
-    rows = records_from_rows(run_prepared(_PLACE_SQL, [session] * _PLACE_SQL.count("%s")))
+    rows = records_from_rows(run_for_stream(_PLACE_SQL, session))
     return sorted({r.seq: r for r in rows}.values(), key=lambda r: r.seq)
 
 
