@@ -263,32 +263,42 @@ class ViewEvents(NamedTuple):
     pending_messages: int  # how many messages wait unacknowledged
 
 
+# The types whose latest event a view depends on, whatever else it is.
+_LATEST_OF_TYPE = frozenset({UNBLOCK, BLOCK, PROGRESS, WORK, USAGE})
+
+
 def view_events(events, shown=MAX_BLOCKERS_SHOWN):
     """The events a session's view depends on: first and last, the last transition,
     the latest note-bearing one, the latest unblock and block, the first and the latest
     `shown` blocks after that unblock (the first is where the blocked run began), the
-    latest progress and the latest with a note, and the latest `shown` messages after
-    that progress. `session_view` of these (with the counts and the time spent) is the
-    view of the whole stream; `store.read_view_events` reads them in SQL."""
-
-    def latest(matches):
-        return max((e.seq for e in events if matches(e)), default=0)
-
-    last_unblock = latest(lambda e: e.type == UNBLOCK)
-    last_progress = latest(lambda e: e.type == PROGRESS)
-    open_blocks = [e.seq for e in events if e.type == BLOCK and e.seq > last_unblock]
-    pending = [e.seq for e in events if e.type == MESSAGE and e.seq > last_progress]
-    wanted = {1, events[-1].seq if events else 0, last_unblock, last_progress}
+    latest progress and the latest with a note or with paths, the latest work and usage
+    reports, and the latest `shown` messages after that progress. `session_view` of
+    these (with the counts and the time spent) is the view of the whole stream;
+    `store.read_view_events` reads them in SQL. `events` oldest first: one pass, as an
+    append works this out twice."""
+    open_blocks, pending, latest = [], [], {}
+    for event in events:
+        kind, seq = event.type, event.seq
+        if kind == UNBLOCK:
+            open_blocks = []
+        elif kind == BLOCK:
+            open_blocks.append(seq)
+        elif kind == PROGRESS:
+            pending = []
+            if event.note is not None:
+                latest["progress note"] = seq
+            if event.paths:
+                latest["paths"] = seq  # whether it wrote any path
+        elif kind == MESSAGE:
+            pending.append(seq)
+        if kind in _LATEST_OF_TYPE:
+            latest[kind] = seq
+        if kind in STATUS_AFTER:
+            latest["transition"] = seq
+        if note_of(event) is not None:
+            latest["note"] = seq
+    wanted = {1, events[-1].seq if events else 0, *latest.values()}
     wanted |= {*open_blocks[-shown:], *open_blocks[:1], *pending[-shown:]}
-    wanted |= {
-        latest(lambda e: e.type in STATUS_AFTER),
-        latest(lambda e: note_of(e) is not None),
-        latest(lambda e: e.type == BLOCK),
-        latest(lambda e: e.type == PROGRESS and e.note is not None),
-        latest(lambda e: e.type == WORK),  # whether there is any work to read
-        latest(lambda e: e.type == USAGE),  # activity, and whether there is usage to read
-        latest(lambda e: e.type == PROGRESS and e.paths),  # whether it wrote any path
-    }
     return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 
 
