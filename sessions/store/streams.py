@@ -142,9 +142,7 @@ def pending_messages_of(streams: Sequence[str], shown: int) -> dict[str, list[Ev
     """Each stream's latest `shown` messages after its last progress (those its worker
     never acknowledged), oldest first: one bounded probe a stream."""
     sql = _PENDING_OF_SQL.format(shown=int(shown))
-    return {
-        stream: records_from_rows(run_prepared(sql, [stream, stream]))[::-1] for stream in streams
-    }
+    return {stream: records_from_rows(run_for_stream(sql, stream))[::-1] for stream in streams}
 
 
 def read_view_events(stream: str, shown: int) -> ViewEvents:
@@ -158,9 +156,9 @@ def read_view_events(stream: str, shown: int) -> ViewEvents:
     chosen = view_events([records[seq] for seq in sorted(records)], shown)
     open_blocks, pending = chosen.open_blocks, chosen.pending_messages
     if open_blocks >= shown:
-        [(open_blocks,)] = run_prepared(_OPEN_BLOCKS_SQL, [stream, stream])
+        [(open_blocks,)] = run_for_stream(_OPEN_BLOCKS_SQL, stream)
     if pending >= shown:
-        [(pending,)] = run_prepared(_PENDING_SQL, [stream, stream])
+        [(pending,)] = run_for_stream(_PENDING_SQL, stream)
     return ViewEvents(chosen.events, open_blocks, pending)
 
 
