@@ -260,6 +260,7 @@ def text_pattern(kind: str) -> str:
 
 
 _TEXT = {kind: re.compile(text_pattern(kind)) for kind in _FORBIDDEN}
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one search, not a Python step per character
 _FORBIDDEN_CHARACTER = {kind: re.compile(f"[{chars}]") for kind, chars in _FORBIDDEN.items()}
 
 
@@ -269,7 +270,7 @@ def text_error(value, max_length, kind="line"):
         return "must be text"
     if len(value) > max_length:
         return f"must be at most {max_length} characters (got {len(value)})"
-    if any("\ud800" <= ch <= "\udfff" for ch in value):
+    if _SURROGATE.search(value):
         return "must be valid Unicode text"
     if _TEXT[kind].fullmatch(value):
         return None

@@ -327,7 +327,7 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
         event_type,
         max(now, ends[-1].timestamp) if ends else now,
         actor,
-        *(fields.get(name) for name in vocabulary.EVENT_FIELDS),
+        *map(fields.get, vocabulary.EVENT_FIELDS),
     )
     if kind == "plan":
         _check_plan_event(stream_id, record)
