@@ -3,6 +3,7 @@ of a moment. Short streams are read whole; a long one by the few events its view
 depends on, with its time in each status from the sums kept per process
 (`time_spent`), so a view costs nearly the same at 10 events or 100,000."""
 
+import functools
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -49,6 +50,12 @@ def thresholds(
         settings.blocked_attention_minutes if blocked_after is None else blocked_after,
         settings.review_attention_minutes if review_after is None else review_after,
     )
+    return _thresholds(minutes)
+
+
+@functools.lru_cache(maxsize=64)
+def _thresholds(minutes: tuple[int, int, int]) -> projections.Thresholds:
+    # Every view asks, nearly always with the settings' minutes: made once per minutes.
     return projections.Thresholds(*(timedelta(minutes=m) for m in minutes))
 
 
