@@ -19,6 +19,9 @@ from sessions.domain.records import EventRecord
 from sessions.store import connections
 
 _REGISTRY: list["ReadModel"] = []
+# The models that take in an append (those whose `appended` does something): every
+# append tells them, and only them.
+_LISTENING: list["ReadModel"] = []
 _registry_lock = threading.Lock()
 
 
@@ -28,6 +31,8 @@ class ReadModel:
     def __init__(self) -> None:
         with _registry_lock:
             _REGISTRY.append(self)
+            if type(self).appended is not ReadModel.appended:
+                _LISTENING.append(self)
 
     def forget(self) -> None:
         """Drop everything kept, for every database."""
@@ -47,9 +52,9 @@ def forget_all() -> None:
 
 
 def appended(previous: EventRecord, event: EventRecord) -> None:
-    """Tell every read model of an append this process committed."""
+    """Tell every read model that takes appends in of one this process committed."""
     with _registry_lock:
-        models = list(_REGISTRY)
+        models = list(_LISTENING)
     for model in models:
         model.appended(previous, event)
 

@@ -321,13 +321,15 @@ def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, c
             ),
             stream_id,
         )
-    record = EventRecord(
-        stream_id,
-        seq + 1,
-        event_type,
-        max(now, ends[-1].timestamp) if ends else now,
-        actor,
-        *map(fields.get, vocabulary.EVENT_FIELDS),
+    record = EventRecord._make(
+        (
+            stream_id,
+            seq + 1,
+            event_type,
+            max(now, ends[-1].timestamp) if ends else now,
+            actor,
+            *map(fields.get, vocabulary.EVENT_FIELDS),
+        )
     )
     if kind == "plan":
         _check_plan_event(stream_id, record)

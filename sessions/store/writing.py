@@ -3,10 +3,12 @@ PostgreSQL's advisory locks), a stream's ends, idempotency keys, and the inserts
 
 import fcntl
 import functools
+import operator
 import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from itertools import compress
 
 from django.db import IntegrityError, connection, transaction
 
@@ -131,6 +133,10 @@ _KEY_SQL = (
 )
 
 
+# Whether a column's value is set (not None), asked of each value in C.
+_is_set = functools.partial(operator.is_not, None)
+
+
 @functools.lru_cache(maxsize=256)
 def _insert_sql(columns: tuple[str, ...], keyed: str | None = None) -> str:
     """An insert of an event's `columns`, those it sets (one it leaves out is NULL:
@@ -217,12 +223,10 @@ def insert(record: EventRecord, idempotency_key: str | None = None) -> int | Non
     has already appended to its stream under `idempotency_key` (nothing is written)."""
     db = current_database()
     keyed = db.vendor if idempotency_key is not None else None
-    columns, params = [], []
-    for column, value in zip(COLUMNS, row_params(record, idempotency_key), strict=True):
-        if value is not None:
-            columns.append(column)
-            params.append(value)
-    sql = _insert_sql(tuple(columns), keyed)
+    values = row_params(record, idempotency_key)
+    given = list(map(_is_set, values))
+    params = list(compress(values, given))
+    sql = _insert_sql(tuple(compress(COLUMNS, given)), keyed)
     if keyed == "sqlite":
         params += [record.session, record.actor, idempotency_key]
     if db.vendor == "postgresql" and not db.in_atomic_block:
