@@ -13,12 +13,16 @@ import uuid
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.messages.middleware import MessageMiddleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
 from sessions.store.connections import DatabaseUnavailable, again_on_lost_connection
 
 API_PREFIX = "/api/"
+# The agents' surfaces: the API, MCP and the forge integration. They answer JSON, never a
+# page, so the middleware that serves pages alone is skipped for them (`for_pages`).
+AGENT_PREFIXES = (API_PREFIX, "/mcp", "/integrations/")
 
 
 def error_body(code: str, detail: str, **extra: object) -> dict:
@@ -136,3 +140,24 @@ class RequestChecks:
         ):
             return method_not_allowed(request, response.get("Allow", ""))
         return response
+
+
+def for_pages(middleware: type) -> type:
+    """`middleware`, run for the pages and skipped for the agents' requests
+    (`AGENT_PREFIXES`): a subclass, so that Django's checks still find it in
+    `MIDDLEWARE`. Skipping it costs an agent's request one call instead of the
+    middleware's work (bench/RESULTS.md §25)."""
+
+    class ForPages(middleware):
+        def __call__(self, request: HttpRequest) -> HttpResponse:
+            if request.path_info.startswith(AGENT_PREFIXES):
+                return self.get_response(request)
+            return super().__call__(request)
+
+    ForPages.__name__ = ForPages.__qualname__ = f"Page{middleware.__name__}"
+    ForPages.__doc__ = f"{middleware.__name__}, for the pages only (`for_pages`)."
+    return ForPages
+
+
+# A page's one-time messages ("Session started"): no agent's request shows or sets one.
+PageMessageMiddleware = for_pages(MessageMiddleware)
