@@ -15,6 +15,7 @@ from sessions.models import PROGRESS_NOTES_INDEX, TOUCHED_INDEX, Event
 from sessions.store.database import (
     RECORD_COLUMNS,
     SEQ_INDEX,
+    SQLITE_RECORD_VALUES,
     TABLE,
     by_index,
     current_database,
@@ -116,9 +117,11 @@ def _view_events_sql(vendor: str, shown: int) -> str:
     ]
     if vendor != "sqlite":
         return " UNION ALL ".join(branches)
+    # UNION ALL: `IN` takes each seq once however often it comes, where UNION would
+    # also build a temporary b-tree for each branch to drop the repeats.
     return (
-        f"SELECT {RECORD_COLUMNS} FROM {TABLE} WHERE session = %s"
-        f" AND seq IN ({' UNION '.join(branches)}) ORDER BY seq"
+        f"SELECT {SQLITE_RECORD_VALUES} FROM {TABLE} WHERE session = %s"
+        f" AND seq IN ({' UNION ALL '.join(branches)}) ORDER BY seq"
     )
 
 
