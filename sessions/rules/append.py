@@ -20,6 +20,7 @@ from sessions.domain import jsonl, plans, projections, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import kept, plan_graphs, plan_sessions
+from sessions.readmodels import view_events as view_events_model
 from sessions.readmodels import work as work_model
 from sessions.rules import work as work_rules
 from sessions.rules.permissions import User, check_permission
@@ -135,6 +136,8 @@ def append_event(
         kept.appended(result.previous, result.event)
         if result.merge_close is not None:
             kept.appended(result.event, result.merge_close)
+    if result.view_events is not None:
+        view_events_model.committed(stream_id, result.view_events)
     return result
 
 
@@ -221,7 +224,7 @@ def append_to_stream(
     if fresh:
         chosen = projections.ViewEvents([], 0, 0)
     else:
-        chosen = known or store.read_view_events(stream_id, vocabulary.MAX_BLOCKERS_SHOWN)
+        chosen = known or view_events_model.view_events(stream_id)
     ends = chosen.events[:1] + chosen.events[1:][-1:]
     actor = user.get_username()
     now = now or timezone.now()

@@ -17,6 +17,7 @@ from sessions.domain.records import EventRecord
 from sessions.store.database import (
     COLUMNS,
     RECORD_COLUMNS,
+    SQLITE_RECORD_VALUES,
     TABLE,
     current_database,
     reading_cursor,
@@ -181,6 +182,18 @@ def stream_tail(stream: str) -> tuple | None:
     whether the stream has grown since it was last read, in one index probe."""
     rows = run_prepared(_TAIL_SQL, [stream])
     return rows[0] if rows else None
+
+
+@functools.cache
+def _last_event_sql(vendor: str) -> str:
+    columns = SQLITE_RECORD_VALUES if vendor == "sqlite" else RECORD_COLUMNS
+    return f"SELECT {columns} FROM {TABLE} WHERE session = %s ORDER BY seq DESC LIMIT 1"
+
+
+def last_event(stream: str) -> EventRecord | None:
+    """The stream's last event (None for no such stream), in one index probe."""
+    rows = run_prepared(_last_event_sql(current_database().vendor), [stream])
+    return records_from_rows(rows)[0] if rows else None
 
 
 def key_event(stream: str, actor: str, key: str) -> EventRecord | None:
