@@ -8,7 +8,6 @@ Requests are validated by `requests`; answers are built by `answers.session_json
 checks every answer against that document).
 """
 
-import json
 from datetime import datetime
 
 from django.core.exceptions import RequestDataTooBig
@@ -62,7 +61,7 @@ class JsonBody(Parser):
         except UnicodeDecodeError:
             raise ApiError(400, "invalid", "The body is not valid UTF-8 JSON.") from None
         try:
-            body = json.loads(text, object_pairs_hook=jsonl.object_without_repeats)
+            body = jsonl.strict_loads(text)
         except jsonl.RepeatedKey as repeated:
             # A strict parser never lets the last copy of a key win.
             raise ApiError(400, "invalid", f"The body is refused: {repeated}.") from None

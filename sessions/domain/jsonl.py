@@ -94,12 +94,25 @@ def object_without_repeats(pairs):
     """A JSON object whose keys are each given once (`json.loads`' `object_pairs_hook`,
     for a JSONL line and an API body alike): a repeated key would silently drop one of
     its values."""
-    found = {}
-    for key, value in pairs:
-        if key in found:
-            raise RepeatedKey(f"the key {key!r} is given twice")
-        found[key] = value
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen = set()
+        # The first key met again (`set.add` answers None: the key is then seen).
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise RepeatedKey(f"the key {repeated!r} is given twice")
     return found
+
+
+# One decoder for every strict read: `json.loads` with a hook makes a new one each call.
+_STRICT = json.JSONDecoder(object_pairs_hook=object_without_repeats)
+
+
+def strict_loads(text):
+    """JSON text as a value, refusing an object that gives one key twice (`RepeatedKey`),
+    as `json.loads(text, object_pairs_hook=object_without_repeats)` does."""
+    if text.startswith("\ufeff"):
+        return json.loads(text)  # refused as json.loads words it: a byte-order mark
+    return _STRICT.decode(text)
 
 
 def _decode_line(raw, stream_id, latest=None):
@@ -112,7 +125,7 @@ def _decode_line(raw, stream_id, latest=None):
     if not text.strip():
         raise ValueError("empty line")
     try:
-        data = json.loads(text, object_pairs_hook=object_without_repeats)
+        data = strict_loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
     except RecursionError:

@@ -11,7 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from sessions.models import ApiToken
-from sessions.store.database import aware_utc, run_prepared
+from sessions.store.database import moment_read, run_prepared
 
 _FLAGS = ("is_active", "is_staff", "is_superuser")
 
@@ -28,10 +28,20 @@ def _user_query(vendor, user_model):
     wanted = {meta.pk.attname, user_model.USERNAME_FIELD, *(f for f in _FLAGS if f in concrete)}
     fields = [f for f in meta.concrete_fields if f.attname in wanted]
     quote = connection.ops.quote_name
-    columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
+    # On SQLite, what needs no converter is read as an expression (`+column`, the value as
+    # it is): the sqlite3 module then looks none up on every run, and the moments are
+    # parsed in C (`moment_read`). The flags keep their column, and so Django's converter.
+    plain = "+" if vendor == "sqlite" else ""
+
+    def column(field) -> str:
+        read_as = "" if field.get_internal_type() == "BooleanField" else plain
+        return f"{read_as}u.{quote(field.column)}"
+
+    columns = ", ".join(map(column, fields))
     token_user, user_key = ApiToken._meta.get_field("user").column, meta.pk.column
     sql = (
-        f"SELECT t.id, t.last_used_at, t.scope, t.expires_at, {columns}"
+        f"SELECT {plain}t.id, {plain}t.last_used_at, {plain}t.scope, {plain}t.expires_at,"
+        f" {columns}"
         f" FROM {quote(meta.db_table)} u"
         f" JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(token_user)} = u.{quote(user_key)}"
         " WHERE t.digest = %s AND t.revoked_at IS NULL"
@@ -67,9 +77,9 @@ def token_user(digest: str) -> TokenRow | None:
     user = user_model.from_db(connection.alias, fields, values)
     return TokenRow(
         token_id,
-        None if last_used is None else aware_utc(last_used),
+        None if last_used is None else moment_read(last_used),
         scope,
-        None if expires_at is None else aware_utc(expires_at),
+        None if expires_at is None else moment_read(expires_at),
         user,
     )
 

@@ -459,3 +459,22 @@ def test_a_session_file_that_fills_its_stream_with_its_close_last_is_taken(monke
         '{"seq":2,"type":"session_close","timestamp":"2026-11-29T09:01:00Z","actor":"a"}\n'
     )
     assert len(decode_log("full.jsonl", lines.encode())[1]) == 2
+
+
+def _first_repeat(pairs):
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcde"), st.integers()), max_size=8))
+def test_an_object_is_refused_naming_its_first_repeated_key(pairs):
+    repeated = _first_repeat(pairs)
+    if repeated is None:
+        assert jsonl.object_without_repeats(pairs) == dict(pairs)
+    else:
+        with pytest.raises(jsonl.RepeatedKey, match=f"the key {repeated!r} is given twice"):
+            jsonl.object_without_repeats(pairs)
