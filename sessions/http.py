@@ -21,7 +21,7 @@ from sessions.store.connections import DatabaseUnavailable, again_on_lost_connec
 
 API_PREFIX = "/api/"
 # The agents' surfaces: the API, MCP and the forge integration. They answer JSON, never a
-# page, so the middleware that serves pages alone is skipped for them (`for_pages`).
+# page, so the middleware that serves pages alone is skipped for them (`PageMessageMiddleware`).
 AGENT_PREFIXES = (API_PREFIX, "/mcp", "/integrations/")
 
 
@@ -146,22 +146,13 @@ class RequestChecks:
         return response
 
 
-def for_pages(middleware: type) -> type:
-    """`middleware`, run for the pages and skipped for the agents' requests
-    (`AGENT_PREFIXES`): a subclass, so that Django's checks still find it in
-    `MIDDLEWARE`. Skipping it costs an agent's request one call instead of the
-    middleware's work (bench/RESULTS.md §25)."""
+class PageMessageMiddleware(MessageMiddleware):
+    """Django's messages middleware, for the pages only: a page's one-time messages
+    ("Session started") are never shown or set by an agent's request (`AGENT_PREFIXES`),
+    which skips it for one call instead of its work (bench/RESULTS.md §25). A subclass,
+    so that Django's checks still find it in `MIDDLEWARE`."""
 
-    class ForPages(middleware):
-        def __call__(self, request: HttpRequest) -> HttpResponse:
-            if request.path_info.startswith(AGENT_PREFIXES):
-                return self.get_response(request)
-            return super().__call__(request)
-
-    ForPages.__name__ = ForPages.__qualname__ = f"Page{middleware.__name__}"
-    ForPages.__doc__ = f"{middleware.__name__}, for the pages only (`for_pages`)."
-    return ForPages
-
-
-# A page's one-time messages ("Session started"): no agent's request shows or sets one.
-PageMessageMiddleware = for_pages(MessageMiddleware)
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith(AGENT_PREFIXES):
+            return self.get_response(request)
+        return super().__call__(request)

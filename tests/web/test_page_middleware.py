@@ -1,4 +1,4 @@
-"""Middleware that serves pages alone (`sessions.http.for_pages`) is skipped for the
+"""Middleware that serves pages alone (`sessions.http.PageMessageMiddleware`) is skipped for the
 agents' requests, and still runs, and is still found by Django's checks, for the pages."""
 
 import pytest
