@@ -22,7 +22,6 @@ Decisions DESIGN.md leaves open, taken here:
 - A session whose node's budget is spent is blocked with why (once per wait) and each of
   its tool calls denied until a person raises the budget (and unblocks it)."""
 
-import contextlib
 import functools
 import io
 import json
@@ -32,12 +31,15 @@ from pathlib import Path
 
 from ct import files, gitfacts, space, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
+from ct.deadline import Overran, hard_stop
+from ct.hooklog import log
 from ct.lines import attempt_lines, budget_spent, doing, fenced, messages_text
 from ct.text import clean
 
 # Claude Code waits for a hook; ours answer well within 2 s, the interpreter's start
-# included, whatever the tower does.
-BUDGET_SECONDS = 1.5
+# included, whatever the tower does: the network and the reservation check stop at
+# BUDGET_SECONDS, and anything still running at HARD_STOP_SECONDS is cut short.
+BUDGET_SECONDS, HARD_STOP_SECONDS = 1.5, 1.8
 HEARTBEAT_EVERY_SECONDS = 60
 WAITING_FOR_PROMPT = "waiting for the next prompt"
 TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, MODEL_MAX = 200, 2000, 2000, 200, 100
@@ -275,9 +277,9 @@ class Hook:
             return None
         repo, path = target
         items = space.reservations(self.tower, repo, self.left())
-        others = space.holders(items or [], path, self.session)
+        others = space.holders(items or [], path, self.session, self.deadline)
         if not others:
-            return None
+            return None  # none, or not found out in time: the write goes through
         said = space.held_sentence(path, others)
         if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
             return self.say(f"{said} Leave this file to them, or message them.", deny=True)
@@ -451,23 +453,19 @@ HANDLERS = {
 
 def hook(stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
     """Run one hook call; always 0, so that nothing here ever stops the agent."""
-    deadline = time.monotonic() + BUDGET_SECONDS
+    started = time.monotonic()
     try:
-        payload = json.load(stdin)
-        handler = HANDLERS.get(payload.get("hook_event_name"))
-        if handler is None or not payload.get("session_id"):
-            return 0
-        run = Hook(payload, Tower.configured(), deadline)
-        if run.session is None and handler is not on_session_start:
-            return 0  # a session this hook never started: nothing to report
-        said = handler(run)
+        with hard_stop(started + HARD_STOP_SECONDS):
+            run, said = handle(json.load(stdin), started + BUDGET_SECONDS)
         if said:
             stdout.write(json.dumps(said))
-        if run.spool.pending():
+        if run is not None and run.spool.pending():
             # The agent may never run again here: a flusher of its own sends the rest.
             from ct import flusher
 
             flusher.start()
+    except Overran:
+        log(f"the hook ran past its {HARD_STOP_SECONDS} s and let the agent go on")
     except NotSignedIn as error:
         log(str(error))
     except Exception:  # a hook must never break the agent: note it and let it go on
@@ -477,12 +475,15 @@ def hook(stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
     return 0
 
 
-def log(text: str) -> None:
-    with contextlib.suppress(OSError):  # a log that cannot be written must not stop the agent
-        path = files.private_folder(files.state_home()) / "hook.log"
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(descriptor, "a") as out:
-            out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {text.rstrip()}\n")
+def handle(payload: dict, soft_deadline: float) -> tuple[Hook | None, dict | None]:
+    """The hook call `payload` asks for, and what it says to the agent."""
+    handler = HANDLERS.get(payload.get("hook_event_name"))
+    if handler is None or not payload.get("session_id"):
+        return None, None
+    run = Hook(payload, Tower.configured(), soft_deadline)
+    if run.session is None and handler is not on_session_start:
+        return None, None  # a session this hook never started: nothing to report
+    return run, handler(run)
 
 
 def title_of(folder: Path) -> str:

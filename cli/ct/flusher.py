@@ -59,7 +59,7 @@ def waits() -> list[float]:
 def flush_until_empty(tower: Tower, spool: files.Spool) -> bool:
     """Try, wait, try again, until the spool is empty (True) or a day has gone (False).
     Each try that leaves events behind says so in the hook log."""
-    from ct.claude_code import log
+    from ct.hooklog import log
 
     for attempt, wait in enumerate(waits(), start=1):
         time.sleep(wait)

@@ -3,19 +3,16 @@ holds that path in this repository, answered from a copy of the repository's
 reservations at most `FRESH_SECONDS` old kept in the state folder, so that a write costs
 no request while the copy is fresh.
 
-The glob rules are the tower's (`sessions.domain.paths`), written again here because
-`ct` uses the standard library only; the same conformance cases check both
-(tests/conformance/v4/paths.json)."""
+The glob rules are `ct.globs`, which the tower imports too."""
 
 import contextlib
 import json
-import re
 import time
-from functools import lru_cache
 from pathlib import Path
 
 from ct import files, gitfacts
 from ct.client import Refused, Tower, Unreachable
+from ct.globs import matches
 
 FRESH_SECONDS = 15
 PATHS_MAX, PATH_MAX = 100, 500  # the tower's caps on a heartbeat's paths
@@ -26,39 +23,6 @@ WRITE_TOOLS = {
     "MultiEdit": "file_path",
     "NotebookEdit": "notebook_path",
 }
-
-
-# The glob rules -----------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4096)
-def _segment(segment: str) -> re.Pattern:
-    wild = {"*": "[^/]*", "?": "[^/]"}
-    return re.compile("".join(wild.get(char) or re.escape(char) for char in segment))
-
-
-def matches(pattern: str, path: str) -> bool:
-    """Whether `pattern` covers `path` (both relative to the repository's root)."""
-    wanted, given = pattern.split("/"), path.split("/")
-    if "*" not in pattern and "?" not in pattern:
-        return given[: len(wanted)] == wanted  # a folder covers what is under it
-    # The segments before the first wildcard must be the path's own: most patterns are
-    # ruled out here, before a regular expression is made (a hook is a new process).
-    for index, segment in enumerate(wanted):
-        if "*" in segment or "?" in segment:
-            break
-        if index >= len(given) or given[index] != segment:
-            return False
-    reached = {0}
-    for segment in wanted:
-        if segment == "**":
-            reached = set(range(min(reached), len(given) + 1)) if reached else set()
-        else:
-            regex = _segment(segment)
-            reached = {i + 1 for i in reached if i < len(given) and regex.fullmatch(given[i])}
-        if not reached:
-            return False
-    return len(given) in reached
 
 
 # Where a write lands ------------------------------------------------------------------
@@ -105,14 +69,22 @@ def reservations(tower: Tower, repo: str, timeout: float) -> list[dict] | None:
     return items
 
 
-def holders(items: list[dict], path: str, own_session: str | None) -> list[dict]:
-    """The reservations of other sessions whose patterns cover `path`."""
-    return [
-        item
-        for item in items
-        if item.get("session") != own_session
-        and any(matches(pattern, path) for pattern in item.get("paths", ()))
-    ]
+def holders(
+    items: list[dict], path: str, own_session: str | None, deadline: float
+) -> list[dict] | None:
+    """The reservations of other sessions whose patterns cover `path`; None when the
+    hook's deadline (`time.monotonic()`) passes first, so that a write goes through
+    unchecked, as when the tower does not answer: each match is bounded, but a
+    repository may hold many patterns."""
+    found = []
+    for item in items:
+        if time.monotonic() > deadline:
+            return None
+        if item.get("session") != own_session and any(
+            matches(pattern, path) for pattern in item.get("paths", ())
+        ):
+            found.append(item)
+    return found
 
 
 def held_sentence(path: str, holders_found: list[dict]) -> str:

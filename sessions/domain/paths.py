@@ -1,12 +1,9 @@
 """Space (DESIGN.md, "Space"): the paths a node will touch, as glob patterns relative to
 its plan's repository, and whether a path or another pattern may fall under them. Pure.
 
-In a pattern, `*` matches any run of characters within one segment and `?` one
-character within a segment; a segment that is exactly `**` matches any number of whole
-segments, none included (a `**` among other characters of a segment acts as `*`);
-anything else matches itself, case-sensitively. A pattern with no wildcard also covers
-everything under it (`src/billing` covers `src/billing/ledger.py`); one with a wildcard
-covers only what it matches.
+What a pattern matches is `ct.globs` (the client's module, the standard library only):
+one definition of the glob rules for the hooks and the tower, matched segment by segment
+in bounded time, with no regular expression built from a pattern.
 
 Two patterns *may overlap* when the segments of one's literal prefix (those before its
 first segment holding a wildcard; all of them for a pattern with none) are a prefix of
@@ -14,13 +11,14 @@ the other's. It is a cheap, conservative test: it may say two patterns overlap w
 path matches both, never the reverse.
 """
 
-import re
 from collections.abc import Sequence
-from functools import lru_cache
+
+from ct.globs import has_wildcard, matches
+
+__all__ = ["has_wildcard", "matches"]  # the glob rules, for the tower's callers
 
 PATTERN_MAX, PATTERNS_MAX = 200, 50  # a pattern's characters; patterns on one node
 PATH_MAX, PATHS_MAX = 500, 100  # a touched path's characters; paths in one report
-_WILDCARDS = frozenset("*?")
 # The shape `path_error` and `pattern_error` allow (lengths apart), as one regular
 # expression without lookaround (ECMA 262 and Python alike read it): segments of anything
 # but '/' and control characters, none empty, '.' or '..'. The API's schema documents it.
@@ -67,48 +65,6 @@ def path_error(path: object) -> str | None:
     if not isinstance(path, str) or not 1 <= len(path) <= PATH_MAX:
         return f"each path must be text of 1–{PATH_MAX} characters"
     return _segment_error(path)
-
-
-def has_wildcard(text: str) -> bool:
-    return not _WILDCARDS.isdisjoint(text)
-
-
-@lru_cache(maxsize=4096)
-def _segment_regex(segment: str) -> re.Pattern:
-    """One segment of a pattern as a regular expression of one path segment."""
-    parts = []
-    for char in segment:
-        if char == "*":
-            parts.append("[^/]*")
-        elif char == "?":
-            parts.append("[^/]")
-        else:
-            parts.append(re.escape(char))
-    return re.compile("".join(parts))
-
-
-def _match_segments(pattern: Sequence[str], path: Sequence[str]) -> bool:
-    """Whether the pattern's segments match the path's, whole."""
-    # The positions in `path` each prefix of `pattern` can have reached: a `**` adds
-    # every later position; any other segment moves one on where it matches.
-    reached = {0}
-    for segment in pattern:
-        if segment == "**":
-            reached = set(range(min(reached), len(path) + 1)) if reached else set()
-        else:
-            regex = _segment_regex(segment)
-            reached = {i + 1 for i in reached if i < len(path) and regex.fullmatch(path[i])}
-        if not reached:
-            return False
-    return len(path) in reached
-
-
-def matches(pattern: str, path: str) -> bool:
-    """Whether `path` (relative to the repository's root) is covered by `pattern`."""
-    wanted, given = segments(pattern), segments(path)
-    if not has_wildcard(pattern):
-        return given[: len(wanted)] == wanted
-    return _match_segments(wanted, given)
 
 
 def literal_prefix(pattern: str) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ view; the overlap-aware ready list and claim order; bad patterns and paths refus
 the field named, nothing written."""
 
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -71,6 +72,17 @@ def test_a_path_narrows_to_the_reservations_covering_it(api, alice_token):
     assert [r["node"] for r in reserved(api, alice_token, path="src/billing/tax.py")] == ["billing"]
     assert [r["node"] for r in reserved(api, alice_token, path="web/app/cart.tsx")] == ["ui"]
     assert reserved(api, alice_token, path="README.md") == []
+
+
+def test_a_pattern_that_backtracks_for_a_regular_expression_is_answered_at_once(api, alice_token):
+    # Issue 52: 15.5 s for this pattern and a 50-character path, when `*` was `[^/]*`.
+    hostile = [{"key": "h", "title": "H", "paths": ["*a*a*a*a*a*a*a*a*b", "src/*a*a*a*a*a*b"]}]
+    make_plan(api, alice_token, nodes=hostile)
+    start(api, alice_token, "h", "s1")
+    began = time.monotonic()
+    assert reserved(api, alice_token, path="a" * 50) == []
+    assert reserved(api, alice_token, path="src/" + "a" * 490) == []
+    assert time.monotonic() - began < 2
 
 
 def test_reservations_come_by_plan_id_then_plan_order(api, alice_token):

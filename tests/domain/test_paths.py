@@ -4,7 +4,6 @@ random patterns and paths."""
 import re
 
 import pytest
-from ct import space as client_space
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -164,12 +163,6 @@ def test_the_overlap_index_finds_exactly_the_owners_a_pairwise_scan_finds(owned,
         owner for owner, mine in owned.items() if any(may_overlap(p, pattern) for p in mine)
     }
     assert OverlapIndex(owned).owners(pattern) == pairwise
-
-
-@given(paths, paths)
-def test_the_clients_glob_rules_are_the_towers(pattern_source, path):
-    for pattern in (pattern_source, pattern_source + "/*", "**/" + pattern_source):
-        assert client_space.matches(pattern, path) is matches(pattern, path)
 
 
 @given(
