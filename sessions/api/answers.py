@@ -232,7 +232,7 @@ class NodeState(Schema):
     )
 
 
-class Plan(Schema):
+class PlanSummary(Schema):
     id: str
     title: str | None
     owner: str | None
@@ -240,28 +240,31 @@ class Plan(Schema):
     status: Literal[plans.PLAN_STATUSES]  # type: ignore[valid-type]
     progress: Progress
     counts: dict[str, int] = Field(description="Nodes per state; zero counts are left out.")
-    ready: list[str] = Field(description="Ready nodes, the one unlocking the most first.")
-    critical_path: list[str] = Field(description="The longest chain left, first-to-do first.")
     seq: int
     created_at: Timestamp | None
     last_event_at: Timestamp | None
-    nodes: list[NodeState] = Field(description="In plan order.")
-    lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
-    max_attempts: int | None = Field(description="null: no cap on reclaims.")
-    lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
     done_when: Literal[vocabulary.DONE_WHEN] = Field(  # type: ignore[valid-type]
         description="What makes a node done: its session's close, or its pull request's merge"
         " (a node closed done and not yet merged is `merging`)."
-    )
-    claimable: list[str] = Field(
-        description="What claim-next takes, in order: the ready nodes and the reclaimable "
-        "lapsed ones."
     )
     usage: Usage | None = Field(
         description="What its nodes spent, retired ones included; null: nothing reported."
     )
     repo: str | None = Field(description="The repository its nodes' paths are in.")
     budget_usd: float | None = Field(description="US dollars its nodes may spend in all.")
+
+
+class Plan(PlanSummary):
+    ready: list[str] = Field(description="Ready nodes, the one unlocking the most first.")
+    critical_path: list[str] = Field(description="The longest chain left, first-to-do first.")
+    nodes: list[NodeState] = Field(description="In plan order.")
+    lease: int | None = Field(description="Minutes; null: nothing of this plan lapses.")
+    max_attempts: int | None = Field(description="null: no cap on reclaims.")
+    lapsed: list[str] = Field(description="Lapsed nodes, in the ready list's order.")
+    claimable: list[str] = Field(
+        description="What claim-next takes, in order: the ready nodes and the reclaimable "
+        "lapsed ones."
+    )
 
 
 class Percentiles(Schema):
@@ -316,7 +319,10 @@ class PlanAppended(Schema):
 
 
 class PlanList(Schema):
-    items: list[Plan]
+    items: list[PlanSummary] = Field(
+        description="Each plan's progress; its nodes, ready list and overlaps are in its own"
+        " view (`GET /api/plans/<id>`)."
+    )
     next: str | None
 
 
@@ -402,21 +408,32 @@ def messages_json(messages: Iterable[EventRecord]) -> list[dict]:
     ]
 
 
+def plan_summary_json(plan: plans.PlanSummary | plans.PlanView) -> dict:
+    """A plan's summary (or its view's heading) as the `PlanSummary` schema gives it."""
+    return {
+        "id": plan.id,
+        "title": plan.title,
+        "owner": plan.owner,
+        "note": plan.note,
+        "status": plan.status,
+        "progress": {"done": plan.done, "total": plan.total},
+        "counts": plan.counts,
+        "seq": plan.seq,
+        "created_at": plain(plan.created_at),
+        "last_event_at": plain(plan.last_event_at),
+        "done_when": plan.done_when,
+        "usage": usage_json(plan.usage),
+        "repo": plan.repo,
+        "budget_usd": plan.budget_usd,
+    }
+
+
 def plan_json(view: plans.PlanView) -> dict:
     """A `plans.PlanView` as the `Plan` schema gives it."""
     return {
-        "id": view.id,
-        "title": view.title,
-        "owner": view.owner,
-        "note": view.note,
-        "status": view.status,
-        "progress": {"done": view.done, "total": view.total},
-        "counts": view.counts,
+        **plan_summary_json(view),
         "ready": view.ready,
         "critical_path": view.critical_path,
-        "seq": view.seq,
-        "created_at": plain(view.created_at),
-        "last_event_at": plain(view.last_event_at),
         "nodes": [
             {
                 "key": node.key,
@@ -436,11 +453,7 @@ def plan_json(view: plans.PlanView) -> dict:
         "lease": view.lease,
         "max_attempts": view.max_attempts,
         "lapsed": view.lapsed,
-        "done_when": view.done_when,
         "claimable": view.claimable,
-        "usage": usage_json(view.usage),
-        "repo": view.repo,
-        "budget_usd": view.budget_usd,
     }
 
 

@@ -11,7 +11,7 @@ the other's. It is a cheap, conservative test: it may say two patterns overlap w
 path matches both, never the reverse.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ct.globs import has_wildcard, matches
 
@@ -86,51 +86,88 @@ def may_overlap(a: str, b: str) -> bool:
     return longer[: len(shorter)] == shorter
 
 
+class _Branch:
+    """One literal prefix in an `OverlapIndex`: the patterns with exactly that prefix,
+    by owner, and the branches of the longer prefixes under it."""
+
+    __slots__ = ("_below", "children", "held")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Branch] = {}
+        self.held: dict[str, list[str]] = {}
+        self._below: frozenset[str] | None = None
+
+    def below(self) -> frozenset[str]:
+        """The owners of every pattern here or under here (worked out once)."""
+        if self._below is None:
+            found = set(self.held)
+            for child in self.children.values():
+                found |= child.below()
+            self._below = frozenset(found)
+        return self._below
+
+
 class OverlapIndex:
     """Whose patterns may overlap a pattern, or cover a path, without a scan of every
     pattern: the owners' literal prefixes in a tree of segments. A pattern's prefix (or
     a path) walked down the tree meets the patterns whose prefix is a prefix of its own;
     for a pattern, the subtree where the walk ends holds those whose prefix it is a
-    prefix of."""
+    prefix of.
+
+    Its cost is bounded by the prefix's length and the owners found, never by the number
+    of patterns: each subtree's owners are gathered once, and each prefix's answer is
+    kept, so the many patterns with an empty prefix (`**/…`) cost one look-up between
+    them, not a walk of the whole tree each (issue 52: a 500-node plan's view took
+    seconds)."""
 
     def __init__(self, patterns: dict[str, Sequence[str]]) -> None:
-        self._root: dict = {}
+        self._root = _Branch()
+        self._answers: dict[tuple[str, ...], frozenset[str]] = {}
         for owner, owned in patterns.items():
             for pattern in owned:
                 here = self._root
                 for segment in literal_prefix(pattern):
-                    here = here.setdefault(segment, {})
-                here.setdefault(None, []).append((owner, pattern))
+                    here = here.children.setdefault(segment, _Branch())
+                here.held.setdefault(owner, []).append(pattern)
 
-    def owners(self, pattern: str) -> set[str]:
+    def owners(self, pattern: str) -> frozenset[str]:
         """The owners with a pattern that may overlap `pattern`."""
-        found: set[str] = set()
-        here = self._root
-        for segment in literal_prefix(pattern):
-            found |= {owner for owner, _ in here.get(None, ())}
-            here = here.get(segment)
-            if here is None:
-                return found
-        stack = [here]
-        while stack:  # the whole subtree: every prefix that `pattern`'s is a prefix of
-            node = stack.pop()
-            for segment, below in node.items():
-                if segment is None:
-                    found |= {owner for owner, _ in below}
-                else:
-                    stack.append(below)
+        return self.owners_of_prefix(literal_prefix(pattern))
+
+    def owners_of_prefix(self, prefix: tuple[str, ...]) -> frozenset[str]:
+        """The owners with a pattern that may overlap a pattern of literal prefix
+        `prefix`: those whose prefix leads it, and those it leads."""
+        found = self._answers.get(prefix)
+        if found is None:
+            found = self._answers[prefix] = self._walk(prefix)
         return found
 
-    def covering(self, path: str) -> set[str]:
-        """The owners with a pattern that covers `path`: only the patterns whose literal
-        prefix leads the path are matched."""
+    def _walk(self, prefix: tuple[str, ...]) -> frozenset[str]:
+        leading: set[str] = set()
+        here = self._root
+        for segment in prefix:
+            leading.update(here.held)
+            child = here.children.get(segment)
+            if child is None:
+                return frozenset(leading)
+            here = child
+        return here.below() | leading
+
+    def covering(self, path: str, among: Collection[str] | None = None) -> set[str]:
+        """The owners (of `among`, when given) with a pattern that covers `path`: only the
+        patterns whose literal prefix leads the path are matched, and only the owners'
+        asked about."""
         found: set[str] = set()
-        here: dict | None = self._root
-        for segment in [*segments(path), None]:
-            for owner, pattern in here.get(None, ()):
-                if owner not in found and matches(pattern, path):
+        here: _Branch | None = self._root
+        walked = iter(segments(path))
+        while here is not None:
+            held = here.held
+            owners = held if among is None or len(held) <= len(among) else among
+            for owner in owners:
+                if owner in found or (among is not None and owner not in among):
+                    continue
+                if any(matches(pattern, path) for pattern in held.get(owner, ())):
                     found.add(owner)
-            here = here.get(segment) if segment is not None else None
-            if here is None:
-                return found
+            segment = next(walked, None)
+            here = here.children.get(segment) if segment is not None else None
         return found

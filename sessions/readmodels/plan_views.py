@@ -5,6 +5,7 @@ starts and closes, not their sessions' lengths."""
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
+from typing import NamedTuple
 
 from django.utils import timezone
 
@@ -34,6 +35,23 @@ def plan_ids(at: datetime | None = None) -> list[str]:
     return store.plan_ids(at)
 
 
+class _PlanRead(NamedTuple):
+    """What a plan's view or summary is worked out from, as read now or as of `at`."""
+
+    plan_id: str
+    graph: plans.Graph
+    ends: list[EventRecord]  # the plan stream's first and last events (one when the same)
+    sessions: list[plans.NodeSession]
+    spent: spend_model.PlanUsage
+
+
+class _Reads(NamedTuple):
+    plans: list[_PlanRead]
+    liveness: dict[str, plans.Liveness]
+    merges: dict[str, dict[str, str | None]]  # by plan
+    closed: list[str]  # each node's latest closed session, whose handoffs a view shows
+
+
 def plan_views(
     plan_ids: Iterable[str] | None = None, at: datetime | None = None
 ) -> list[plans.PlanView]:
@@ -43,10 +61,57 @@ def plan_views(
     Now, each costs its stream's ends and its graph kept per process (`plan_graphs`,
     caught up by the rows since), never its history. As of a moment, each plan's events
     up to then are read and folded (history, bounded by the stream's cap)."""
+    reads = _read(plan_ids, at)
+    found_handoffs = handoffs(reads.closed)
+    now = timezone.now() if at is None else at
+    views = []
+    for read in reads.plans:
+        merges = reads.merges[read.plan_id]
+        view = plans.plan_view_of(
+            read.plan_id,
+            read.graph,
+            read.ends,
+            read.sessions,
+            now,
+            reads.liveness,
+            found_handoffs,
+            merges,
+        )
+        views.append(_with_usage(view, read.spent))
+    return views
+
+
+def plan_summaries(
+    plan_ids: Iterable[str] | None = None, at: datetime | None = None
+) -> list[plans.PlanSummary]:
+    """`plan_views`' plans summed up (`plans.PlanSummary`): no handoffs read, no node's
+    ready order or overlaps worked out, so a list costs each plan its states, never
+    another plan's space."""
+    reads = _read(plan_ids, at)
+    now = timezone.now() if at is None else at
+    return [
+        replace(
+            plans.plan_summary_of(
+                read.plan_id,
+                read.graph,
+                read.ends,
+                read.sessions,
+                now,
+                reads.liveness,
+                reads.merges[read.plan_id],
+            ),
+            usage=read.spent.total,
+        )
+        for read in reads.plans
+    ]
+
+
+def _read(plan_ids: Iterable[str] | None, at: datetime | None) -> _Reads:
+    """Each plan's graph, ends, node sessions and spend, and their sessions' liveness
+    (a probe or three per unclosed session, never a stream), now or as of `at`."""
     plan_ids = store.plan_ids(at) if plan_ids is None else list(plan_ids)
     if at is not None:
-        return _plan_views_as_of(plan_ids, at)
-    now = timezone.now()
+        return _read_as_of(plan_ids, at)
     found: dict[str, tuple[plans.Graph, list[EventRecord]]] = {}
     for plan_id in plan_ids:
         ends = store.stream_ends(plan_id)
@@ -54,14 +119,44 @@ def plan_views(
         if graph is not None:
             found[plan_id] = (graph, ends)
     sessions = store.node_sessions_of(list(found))
-    liveness, handoffs = _liveness_and_handoffs(sessions.values())
-    views = []
+    read = []
     for plan_id, (graph, ends) in found.items():
         on_nodes = sessions.get(plan_id, [])
-        merges = work_model.merges_of(graph, on_nodes)
-        view = plans.plan_view_of(plan_id, graph, ends, on_nodes, now, liveness, handoffs, merges)
-        views.append(_with_usage(view, spend_model.plan_usages(plan_id, on_nodes)))
-    return views
+        read.append(
+            _PlanRead(plan_id, graph, ends, on_nodes, spend_model.plan_usages(plan_id, on_nodes))
+        )
+    return _with_liveness(read)
+
+
+def _read_as_of(plan_ids: list[str], at: datetime) -> _Reads:
+    streams = store.read_streams(plan_ids)
+    sessions = {
+        plan_id: plans.sessions_as_of(found, at)
+        for plan_id, found in store.node_sessions_of(list(streams)).items()
+    }
+    totals = spend_model.totals_of((s.session for found in sessions.values() for s in found), at)
+    read = []
+    for plan_id in plan_ids:
+        events = projections.as_of(streams.get(plan_id, []), at)
+        found = sessions.get(plan_id, [])
+        if events and events[0].type == vocabulary.PLAN_CREATE:
+            node_of = {s.session: s.node for s in found}
+            spent = spend_model.rolled_up(totals, node_of)
+            ends = [events[0], events[-1]]
+            read.append(_PlanRead(plan_id, plans.graph_of(events), ends, found, spent))
+    return _with_liveness(read, at)
+
+
+def _with_liveness(read: list[_PlanRead], at: datetime | None = None) -> _Reads:
+    """The plans' reads with the liveness of every unclosed node session (now, or as of
+    `at`), under `done_when: merge` their done sessions' pull requests, and each node's
+    latest closed session."""
+    unclosed, closed = [], []
+    for plan in read:
+        unclosed += [s.session for s in plan.sessions if s.outcome is None]
+        closed += [s.session for s in plans.latest_closed(plan.sessions).values()]
+    merges = {plan.plan_id: work_model.merges_of(plan.graph, plan.sessions, at) for plan in read}
+    return _Reads(read, store.liveness_of(unclosed, at), merges, closed)
 
 
 def _with_usage(view: plans.PlanView, spent: spend_model.PlanUsage) -> plans.PlanView:
@@ -75,18 +170,6 @@ def _with_usage(view: plans.PlanView, spent: spend_model.PlanUsage) -> plans.Pla
     if over:
         view = replace(view, claimable=[key for key in view.claimable if key not in over])
     return view
-
-
-def _liveness_and_handoffs(
-    node_sessions: Iterable[list[plans.NodeSession]], at: datetime | None = None
-) -> tuple[dict[str, plans.Liveness], plans.Handoffs]:
-    """The liveness of every unclosed node session (now, or as of `at`), and the handoff
-    of each node's latest closed session: a probe or three per session, never a stream."""
-    unclosed, closed = [], []
-    for sessions in node_sessions:
-        unclosed += [s.session for s in sessions if s.outcome is None]
-        closed += [s.session for s in plans.latest_closed(sessions).values()]
-    return store.liveness_of(unclosed, at), handoffs(closed)
 
 
 # A closed session's handoff (its next action and last progress note) never changes:
@@ -108,26 +191,6 @@ def handoffs(closed: list[str]) -> plans.Handoffs:
         found.update(read)
     works = work_model.works_of(closed) if closed else {}
     return {i: handoff._replace(work=works.get(i)) for i, handoff in found.items()}
-
-
-def _plan_views_as_of(plan_ids: list[str], at: datetime) -> list[plans.PlanView]:
-    streams = store.read_streams(plan_ids)
-    sessions = {
-        plan_id: plans.sessions_as_of(found, at)
-        for plan_id, found in store.node_sessions_of(list(streams)).items()
-    }
-    liveness, handoffs = _liveness_and_handoffs(sessions.values(), at)
-    totals = spend_model.totals_of((s.session for found in sessions.values() for s in found), at)
-    views = []
-    for plan_id in plan_ids:
-        events = projections.as_of(streams.get(plan_id, []), at)
-        found = sessions.get(plan_id, [])
-        if events and events[0].type == vocabulary.PLAN_CREATE:
-            merges = work_model.merges_of(plans.graph_of(events), found, at)
-            view = plans.plan_view(plan_id, events, found, at, liveness, handoffs, merges)
-            node_of = {s.session: s.node for s in found}
-            views.append(_with_usage(view, spend_model.rolled_up(totals, node_of)))
-    return views
 
 
 def plan_nodes(plan_id: str) -> set[str] | None:

@@ -26,26 +26,28 @@ def reservations(
 ) -> list[Reservation]:
     """The reservations in `repo` (compared case-insensitively), by plan id then plan
     order; with `path`, only those whose patterns cover it. Three statements: the plans
-    naming the repo, their unclosed node sessions, and those sessions' last activity."""
+    naming the repo, their unclosed node sessions, and the last activity of those that
+    may hold it."""
     now = timezone.now() if now is None else now
     graphs = {}
     for plan_id in space.plans_naming(repo):
         graph = plan_graphs.graph(plan_id)
         if graph is not None and graph.repo is not None and graph.repo.lower() == repo.lower():
             graphs[plan_id] = graph
-    # Only the nodes that could hold it: with `path`, those whose patterns cover it (so
-    # that only their sessions' liveness is read, however many others run).
-    wanted = {
-        (plan_id, key)
-        for plan_id, graph in graphs.items()
-        for key in (
-            graph.path_index.covering(path)
-            if path is not None
-            else [key for key, node in graph.nodes.items() if node.paths]
-        )
-    }
-    keys = sorted({key for _, key in wanted}) if path is not None else None
-    unclosed = [s for s in space.unclosed_on(list(graphs), keys) if (s.plan, s.node) in wanted]
+    unclosed = space.unclosed_on(list(graphs))
+    if path is None:
+        unclosed = [s for s in unclosed if _has_paths(graphs[s.plan], s.node)]
+    else:
+        # Only the running nodes' patterns are matched (a plan's other nodes may hold
+        # thousands), and of those only the ones whose literal prefix leads the path.
+        running: dict[str, set[str]] = {}
+        for session in unclosed:
+            running.setdefault(session.plan, set()).add(session.node)
+        covering = {
+            plan_id: graphs[plan_id].path_index.covering(path, among=keys)
+            for plan_id, keys in running.items()
+        }
+        unclosed = [s for s in unclosed if s.node in covering[s.plan]]
     liveness = store.liveness_of([session.session for session in unclosed])
     holding: dict[tuple[str, str], list[space.Unclosed]] = {}
     for session in unclosed:
@@ -60,6 +62,11 @@ def reservations(
             latest = max(sessions, key=lambda s: (s.opened_at, s.session))
             found.append(Reservation(plan_id, key, latest.session, latest.owner, node.paths))
     return found
+
+
+def _has_paths(graph: plans.Graph, key: str) -> bool:
+    node = graph.nodes.get(key)
+    return node is not None and bool(node.paths)
 
 
 def _lapsed(

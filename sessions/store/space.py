@@ -45,22 +45,19 @@ class Unclosed(NamedTuple):
 
 _UNCLOSED = (
     f"SELECT s.plan, s.session, s.node, s.actor, s.timestamp FROM {TABLE} s"
-    f" WHERE s.type = '{vocabulary.START}' AND {{plan_is_one_of}}{{and_node}} AND NOT EXISTS"
+    f" WHERE s.type = '{vocabulary.START}' AND {{plan_is_one_of}} AND NOT EXISTS"
     f" (SELECT 1 FROM {TABLE} c WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}')"
 )
 
 
-def unclosed_on(plans: Sequence[str], nodes: Sequence[str] | None = None) -> list[Unclosed]:
-    """The unclosed sessions on the nodes of `plans` (on the nodes keyed `nodes`, if
-    given: by the index of the plans' starts), with their owners."""
-    if not plans or nodes == []:
+def unclosed_on(plans: Sequence[str]) -> list[Unclosed]:
+    """The unclosed sessions on the nodes of `plans` (by the index of the plans'
+    starts), with their owners."""
+    if not plans:
         return []
-    and_node, params = "", [ids_param(plans)]
-    if nodes is not None:
-        and_node, params = f" AND {one_of('s.node')}", [*params, ids_param(nodes)]
-    sql = _UNCLOSED.format(plan_is_one_of=one_of("s.plan"), and_node=and_node)
+    sql = _UNCLOSED.format(plan_is_one_of=one_of("s.plan"))
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [ids_param(plans)])
         return [Unclosed(*row[:4], aware_utc(row[4])) for row in cursor.fetchall()]
 
 

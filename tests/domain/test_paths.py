@@ -171,6 +171,8 @@ def test_the_overlap_index_finds_exactly_the_owners_a_pairwise_scan_finds(owned,
 def test_the_index_finds_exactly_the_owners_whose_patterns_cover_a_path(owned, path):
     covering = {owner for owner, mine in owned.items() if any(matches(p, path) for p in mine)}
     assert OverlapIndex(owned).covering(path) == covering
+    among = set(list(owned)[::2])
+    assert OverlapIndex(owned).covering(path, among=among) == covering & among
 
 
 @given(
@@ -179,3 +181,22 @@ def test_the_index_finds_exactly_the_owners_whose_patterns_cover_a_path(owned, p
 def test_the_documented_shape_says_what_the_rules_say(text):
     allowed = path_error(text) is None if len(text) >= 1 else False
     assert bool(re.match(SHAPE, text)) is allowed
+
+
+def test_patterns_with_an_empty_prefix_cost_one_walk_between_them(monkeypatch):
+    # Issue 52: each `**/…` pattern of each ready node walked the whole index.
+    owned = {f"n{n}": [f"**/mod{n}_{k}/*.py" for k in range(40)] for n in range(10)}
+    index = OverlapIndex(owned)
+    walks = []
+    original = OverlapIndex._walk
+    monkeypatch.setattr(OverlapIndex, "_walk", lambda self, p: walks.append(p) or original(self, p))
+    for n in range(490):
+        for k in range(40):
+            assert index.owners(f"**/other{n}_{k}/*.ts") == set(owned)
+    assert walks == [()]
+
+
+def test_covering_among_some_owners_matches_only_their_patterns():
+    owned = {"a": ["**/*.py"], "b": ["**/*.py"], "c": ["src/**"]}
+    assert OverlapIndex(owned).covering("src/x.py", among={"b", "c"}) == {"b", "c"}
+    assert OverlapIndex(owned).covering("src/x.py", among=set()) == set()

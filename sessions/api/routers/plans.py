@@ -46,11 +46,13 @@ def create_plan(
 
 
 @router.get(
-    "/plans", response={200: answers.PlanList, **READ_ERRORS}, summary="List plans, newest first"
+    "/plans",
+    response={200: answers.PlanList, **READ_ERRORS},
+    summary="List plans, newest first: each one's progress (its nodes are in its view)",
 )
 def list_plans(request: HttpRequest, page: Query[requests.PlanPage]):
     ids, has_next = one_page(plan_views.plan_ids(page.at), page.page, page.page_size)
-    items = [answers.plan_json(view) for view in plan_views.plan_views(ids, page.at)]
+    items = [answers.plan_summary_json(plan) for plan in plan_views.plan_summaries(ids, page.at)]
     next_url = next_page(request, "page", page.page + 1) if has_next else None
     return JsonResponse({"items": items, "next": next_url})
 

@@ -65,6 +65,16 @@ class Graph:
         )
 
     @functools.cached_property
+    def literal_prefixes(self) -> dict[str, frozenset[tuple[str, ...]]]:
+        """Each node with paths: the distinct literal prefixes of its patterns (worked
+        out once per graph: every view asks which running nodes they may overlap)."""
+        return {
+            key: frozenset(paths.literal_prefix(pattern) for pattern in node.paths)
+            for key, node in self.nodes.items()
+            if node.paths
+        }
+
+    @functools.cached_property
     def order(self) -> list[str]:
         """Every node's key after the keys it needs (worked out once per graph: a kept
         graph serves many claims)."""

@@ -12,7 +12,9 @@ from sessions.domain.plans.states import RUNNING
 def overlaps(graph: Graph, states: dict[str, str], keys: Iterable[str]) -> dict[str, list[str]]:
     """For each of `keys` with paths, the running nodes (`states`: key → state) whose
     paths may overlap its own, in plan order; the keys overlapping none left out. The
-    running nodes' literal prefixes are indexed once (`paths.OverlapIndex`)."""
+    running nodes' literal prefixes are indexed once (`paths.OverlapIndex`), and each
+    node asks once per distinct prefix of its patterns: bounded by the plan's size, not
+    by how its patterns are spelt."""
     running = {
         key: node.paths
         for key, node in graph.nodes.items()
@@ -22,10 +24,10 @@ def overlaps(graph: Graph, states: dict[str, str], keys: Iterable[str]) -> dict[
         return {}
     index = paths.OverlapIndex(running)
     position = {key: place for place, key in enumerate(graph.nodes)}
+    prefixes = graph.literal_prefixes
     found = {}
     for key in keys:
-        node = graph.nodes[key]
-        owners = set().union(*(index.owners(pattern) for pattern in node.paths)) - {key}
+        owners = set().union(*map(index.owners_of_prefix, prefixes.get(key, ()))) - {key}
         if owners:
             found[key] = sorted(owners, key=position.__getitem__)
     return found

@@ -86,6 +86,29 @@ class PlanView:
         return next((node for node in self.nodes if node.key == key), None)
 
 
+@dataclass(frozen=True)
+class PlanSummary:
+    """What a list of plans shows of each: its progress, never its nodes (a 500-node
+    plan's view is half a megabyte, and its overlaps are worth working out only for the
+    plan a person or an agent opens)."""
+
+    id: str
+    title: str | None
+    owner: str | None
+    note: str | None
+    status: str
+    seq: int
+    created_at: datetime | None
+    last_event_at: datetime | None
+    done: int
+    total: int
+    counts: dict[str, int]
+    done_when: str = "close"
+    usage: object = None
+    repo: str | None = None
+    budget_usd: int | float | None = None
+
+
 def topological_keys(view: "PlanView") -> list[str]:
     return topological({node.key: node.needs for node in view.nodes})
 
@@ -125,37 +148,17 @@ def plan_view_of(
     (its first and last events, or one when they are the same), so that a view costs
     the same however long the plan's history."""
     sessions = list(sessions)
-    found = node_states(graph, sessions, merges)
-    if now is not None and liveness is not None:
-        found = with_lapses(graph, found, sessions, liveness, now)
+    found = _found_states(graph, sessions, now, liveness, merges)
     states = {key: state for key, (state, _) in found.items()}
     attempts = attempts_of(sessions)
     closed = latest_closed(sessions)
     handoffs = handoffs or {}
-    counts: dict[str, int] = {}
-    for state in states.values():
-        counts[state] = counts.get(state, 0) + 1
-    live = [key for key, state in states.items() if state != RETIRED]
-    done = sum(1 for key in live if states[key] == DONE)
-    if not live:
-        status = CANCELLED
-    elif done == len(live):
-        status = DONE
-    else:
-        status = OPEN
+    tally = _Tally.of(states)
     claimable = claimable_nodes(graph, found, attempts)
     overlapping = overlaps(graph, states, claimable)
-    create = ends[0] if ends and ends[0].type == PLAN_CREATE else None
-    last = ends[-1] if ends else None
     return PlanView(
-        id=plan_id,
-        title=create.title if create else None,
-        owner=create.actor if create else None,
-        note=create.note if create else None,
-        status=status,
-        seq=last.seq if last else 0,
-        created_at=create.timestamp if create else None,
-        last_event_at=last.timestamp if last else None,
+        **_heading(plan_id, ends),
+        status=tally.status,
         nodes=[
             NodeView(
                 node.key,
@@ -172,9 +175,9 @@ def plan_view_of(
         ],
         ready=overlapping_last(ready_order(graph, states), overlapping),
         critical_path=critical_path(graph, states),
-        done=done,
-        total=len(live),
-        counts={state: counts[state] for state in NODE_STATES if counts.get(state)},
+        done=tally.done,
+        total=tally.total,
+        counts=tally.counts,
         lease=graph.lease,
         max_attempts=graph.max_attempts,
         done_when=graph.done_when,
@@ -183,6 +186,84 @@ def plan_view_of(
         repo=graph.repo,
         budget_usd=graph.budget_usd,
     )
+
+
+def plan_summary_of(
+    plan_id: str,
+    graph: Graph,
+    ends: Sequence[EventRecord],
+    sessions: Iterable[NodeSession],
+    now: datetime | None = None,
+    liveness: dict[str, Liveness] | None = None,
+    merges: dict[str, str | None] | None = None,
+) -> PlanSummary:
+    """A plan's summary: its view's heading and tally (`plan_view_of`, same arguments
+    but the handoffs), without its nodes, ready list or overlaps."""
+    found = _found_states(graph, list(sessions), now, liveness, merges)
+    tally = _Tally.of({key: state for key, (state, _) in found.items()})
+    return PlanSummary(
+        **_heading(plan_id, ends),
+        status=tally.status,
+        done=tally.done,
+        total=tally.total,
+        counts=tally.counts,
+        done_when=graph.done_when,
+        repo=graph.repo,
+        budget_usd=graph.budget_usd,
+    )
+
+
+def _found_states(
+    graph: Graph,
+    sessions: list[NodeSession],
+    now: datetime | None,
+    liveness: dict[str, Liveness] | None,
+    merges: dict[str, str | None] | None,
+) -> dict[str, tuple[str, str | None]]:
+    """Each node's state and session (`node_states`), lapses included when `now` and
+    the sessions' `liveness` are known."""
+    found = node_states(graph, sessions, merges)
+    if now is not None and liveness is not None:
+        found = with_lapses(graph, found, sessions, liveness, now)
+    return found
+
+
+def _heading(plan_id: str, ends: Sequence[EventRecord]) -> dict:
+    """What a plan's stream's first and last events say of it: the fields a view and a
+    summary share."""
+    create = ends[0] if ends and ends[0].type == PLAN_CREATE else None
+    last = ends[-1] if ends else None
+    return {
+        "id": plan_id,
+        "title": create.title if create else None,
+        "owner": create.actor if create else None,
+        "note": create.note if create else None,
+        "seq": last.seq if last else 0,
+        "created_at": create.timestamp if create else None,
+        "last_event_at": last.timestamp if last else None,
+    }
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """The nodes counted by state, how many of the live ones are done, and so the
+    plan's status: cancelled with no live node, done when all are."""
+
+    counts: dict[str, int]
+    done: int
+    total: int
+    status: str
+
+    @classmethod
+    def of(cls, states: dict[str, str]) -> "_Tally":
+        counts: dict[str, int] = {}
+        for state in states.values():
+            counts[state] = counts.get(state, 0) + 1
+        total = len(states) - counts.get(RETIRED, 0)
+        done = counts.get(DONE, 0)
+        status = CANCELLED if not total else DONE if done == total else OPEN
+        ordered = {state: counts[state] for state in NODE_STATES if counts.get(state)}
+        return cls(ordered, done, total, status)
 
 
 def attempt_of(session: NodeSession | None, handoffs: Handoffs) -> Attempt | None:

@@ -40,9 +40,9 @@ def plan_list(request):
 
 
 def plan_list_context(request, form=None):
-    views = plan_views.plan_views()
+    summaries = plan_views.plan_summaries()
     return {
-        "plans": [(view, progress_percent(view)) for view in views],
+        "plans": [(plan, progress_percent(plan)) for plan in summaries],
         "form": form or PlanForm(),
         "version": page_version(),
         "poll_seconds": config.current().poll_seconds,
@@ -50,8 +50,8 @@ def plan_list_context(request, form=None):
     }
 
 
-def progress_percent(view):
-    return round(100 * view.done / view.total) if view.total else 0
+def progress_percent(plan):
+    return round(100 * plan.done / plan.total) if plan.total else 0
 
 
 @action("plans/new", "plan_create")
