@@ -5,10 +5,12 @@ outside the field rules is cut or left out, never a refusal of the whole deliver
 
 import hashlib
 import hmac
+from collections.abc import Collection
+from datetime import datetime
 from typing import NamedTuple
 
-from sessions.domain import vocabulary
-from sessions.domain.work import MERGED
+from sessions.domain import moments, vocabulary
+from sessions.domain.work import MERGED, Work, repo_key
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 PULL_REQUEST_ACTIONS = ("opened", "reopened", "synchronize", "closed", "edited")
@@ -27,6 +29,31 @@ class Delivery(NamedTuple):
     repo: str | None
     branches: tuple[str, ...]
     commit: str | None  # a check's: the sessions whose current commit it is
+    # A pull_request delivery's number: it never reaches a session on a shared branch.
+    pull_request: int | None = None
+    merged_at: datetime | None = None  # a merge's moment, as GitHub gave it
+
+
+def reaches(delivery: Delivery, now: Work, opened_at: datetime, shared: Collection[str]) -> bool:
+    """Whether `delivery` reports to a session whose current work is `now`, opened at
+    `opened_at` (`shared`: the branches many work on at once). By its repo and branch (a
+    pull request's never on a shared branch: a PR from `main` closes nobody's work), or
+    at its commit; and a merge only to a session that named that PR already, or that
+    opened before the merge (a new session on an old PR's branch is new work)."""
+    on_branch = (
+        delivery.repo is not None
+        and now.repo is not None
+        and repo_key(now.repo) == repo_key(delivery.repo)
+        and now.branch in delivery.branches
+        and not (delivery.pull_request is not None and now.branch in shared)
+    )
+    if not on_branch and (delivery.commit is None or now.commit != delivery.commit):
+        return False
+    if delivery.fields.get("pr_state") != MERGED:
+        return True
+    if now.pr is not None and now.pr.number == delivery.pull_request:
+        return True
+    return delivery.merged_at is not None and opened_at < delivery.merged_at
 
 
 def signature_matches(secret: str, body: bytes, header: str | None) -> bool:
@@ -83,18 +110,23 @@ def delivery(event: str, payload: dict) -> Delivery | None:
         head = _get(pr, "head", within="pull_request")
         head_repo = _get(head, "repo", within="pull_request.head")
         repo = head_repo.get("full_name") if isinstance(head_repo, dict) else None  # fork gone
-        merged = bool(pr.get("merged"))
+        action = payload["action"]
+        # Only the close that merged reports a merge: an `edited` delivery of a PR merged
+        # long ago still says `merged: true`.
+        merged = action == "closed" and pr.get("merged") is True
         commit = pr.get("merge_commit_sha") if merged else head.get("sha")
         fields = {
             "pr": _valid("pr", _get(pr, "number", within="pull_request")),
             "pr_url": _valid("pr_url", pr.get("html_url")),
-            "pr_state": MERGED if merged else _valid("pr_state", pr.get("state")),
+            "pr_state": _pr_state(action, merged, pr.get("state")),
             "commit": _valid("commit", commit),
         }
         if fields["pr"] is None:
             raise MissingField("the delivery's pull_request.number is not a pull request number")
         branch = _get(head, "ref", within="pull_request.head")
-        return Delivery(_present(fields), repo, (branch,) if isinstance(branch, str) else (), None)
+        branches = (branch,) if isinstance(branch, str) else ()
+        merged_at = _moment(pr.get("merged_at")) if merged else None
+        return Delivery(_present(fields), repo, branches, None, fields["pr"], merged_at)
     if event in ("check_suite", "check_run"):
         found = _get(payload, event)
         suite = found if event == "check_suite" else _get(found, "check_suite", within=event)
@@ -123,6 +155,23 @@ def delivery(event: str, payload: dict) -> Delivery | None:
             branches,
         )
     return None
+
+
+def _pr_state(action: str, merged: bool, state: object) -> str | None:
+    """What a pull_request delivery says of the PR's state: merged or closed by the
+    close itself; otherwise open, or nothing (an edit of a closed PR says no more)."""
+    if merged:
+        return MERGED
+    if action == "closed":
+        return "closed"
+    return "open" if state == "open" else None
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        return moments.moment(value)
+    except ValueError:
+        return None  # no moment GitHub gave: only a session naming the PR hears of it
 
 
 def _check(

@@ -119,14 +119,11 @@ def delivery(request: HttpRequest) -> HttpResponse:
     commit; a merge closes them. 404 without a secret set, 413 past 5 MiB, 401 for a
     signature that is not the body's, 400 for a body that is not a JSON object or
     lacks its event's fields."""
-    return receive(request)
-
-
-@_unavailable
-def receive(request: HttpRequest) -> HttpResponse:
     secret = settings.GITHUB_WEBHOOK_SECRET
     if not secret:
         return error_response(404, "not_found", f"There is nothing at {request.path}.")
+    # Read once, before anything that may run again on a new connection: a run after a
+    # lost connection would find the stream spent, and refuse GitHub's signature.
     body = _body(request)
     if body is None:
         return error_response(413, "too_large", "A delivery may be at most 5 MiB.")
@@ -134,12 +131,19 @@ def receive(request: HttpRequest) -> HttpResponse:
         return error_response(
             401, "bad_signature", "X-Hub-Signature-256 is missing or is not this body's signature."
         )
+    return receive(request, body)
+
+
+@_unavailable
+def receive(request: HttpRequest, body: bytes) -> HttpResponse:
     event = request.headers.get("X-GitHub-Event", "")
     key = request.headers.get("X-GitHub-Delivery", "").strip()
     try:
         payload = json.loads(body)
     except ValueError:
         payload = None
+    except RecursionError:
+        return error_response(400, "invalid", "The delivery's body is nested too deeply.")
     if not isinstance(payload, dict):
         return error_response(400, "invalid", "The delivery's body is not a JSON object.")
     if not event or len(event) > HEADER_MAX:
@@ -160,9 +164,13 @@ def receive(request: HttpRequest) -> HttpResponse:
 
 def _body(request: HttpRequest) -> bytes | None:
     """The raw body, or None past 5 MiB (read from the stream: Django's own limit on a
-    request's body is the API's 64 KiB)."""
-    declared = request.META.get("CONTENT_LENGTH") or "0"
+    request's body is the API's 64 KiB). A chunked body has no length, and Django reads
+    such a request's body as empty: it is read from the server's own stream (gunicorn
+    takes the chunks apart), so that one past 5 MiB is 413 too, not a wrong signature."""
+    declared = request.META.get("CONTENT_LENGTH") or ""
     if declared.isdigit() and int(declared) > github.MAX_BODY_BYTES:
         return None
-    body = request.read(github.MAX_BODY_BYTES + 1)
+    chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+    stream = request.META["wsgi.input"] if chunked and not declared else request
+    body = stream.read(github.MAX_BODY_BYTES + 1)
     return None if len(body) > github.MAX_BODY_BYTES else body

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sessions import store
-from sessions.domain import plans, vocabulary, work
+from sessions.domain import github, plans, vocabulary, work
 from sessions.domain.records import EventRecord
 from sessions.readmodels import open_sessions
 from sessions.readmodels.kept import Kept
@@ -46,25 +46,13 @@ def works_of(sessions: Sequence[str]) -> dict[str, work.Work | None]:
     return found
 
 
-def sessions_at(
-    repo: str | None, branches: Sequence[str], commit: str | None, most: int
-) -> list[str]:
-    """The `most` latest-opened sessions whose current work is on `repo` (compared
-    case-insensitively, as GitHub's names are) and one of `branches`, or, given a
-    `commit`, at that head commit."""
-    wanted_repo = work.repo_key(repo) if repo else None
+def sessions_reached(delivery: github.Delivery, shared: Sequence[str], most: int) -> list[str]:
+    """The `most` latest-opened sessions `delivery` reports to (`github.reaches`): those
+    whose current work is on its repo and one of its branches, or at its commit."""
     found = []
-    for session_id in work_rows.sessions_reporting(list(branches), commit):
+    for session_id, opened_at in work_rows.sessions_reporting(delivery.branches, delivery.commit):
         now = current_work(session_id)
-        if now is None:
-            continue
-        on_branch = (
-            wanted_repo is not None
-            and now.repo is not None
-            and work.repo_key(now.repo) == wanted_repo
-            and now.branch in branches
-        )
-        if on_branch or (commit is not None and now.commit == commit):
+        if now is not None and github.reaches(delivery, now, opened_at, shared):
             found.append(session_id)
             if len(found) == most:
                 break

@@ -47,10 +47,35 @@ def _parsed(cidrs: tuple[str, ...]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
 
 
+# NAT64's well-known prefix (RFC 6052): 64:ff9b::a.b.c.d is translated to a.b.c.d.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def carried(address: Address) -> Address:
+    """The IPv4 address an IPv6 one stands for on the way there, else itself: mapped
+    (::ffff:10.0.0.1), 6to4 (2002:7f00:1:: reaches 127.0.0.1 through a relay), NAT64
+    (64:ff9b::a9fe:a9fe) and Teredo's client."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return address
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address in NAT64:
+        return ipaddress.IPv4Address(address.packed[-4:])
+    if address.teredo is not None:
+        return address.teredo[1]
+    return address
+
+
 def refusal(address: Address, allowed: tuple[Network, ...] = ()) -> str | None:
-    """Why a webhook may not reach `address` (e.g. "127.0.0.1 is loopback"), or None."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped  # ::ffff:10.0.0.1 reaches 10.0.0.1
+    """Why a webhook may not reach `address` (e.g. "127.0.0.1 is loopback"), or None. An
+    IPv6 address that carries an IPv4 one is judged as that one ("2002:7f00:1:: is
+    loopback (it carries 127.0.0.1)")."""
+    inner = carried(address)
+    if inner != address:
+        why = refusal(inner, allowed)
+        return f"{address} is {why.split(' is ', 1)[1]} (it carries {inner})" if why else None
     if any(address in network for network in allowed if network.version == address.version):
         return None
     for kind, applies in _KINDS:

@@ -20,9 +20,7 @@ def report(delivery: Delivery, key: str) -> tuple[int, list[str]]:
     """Append what `delivery` says to the sessions it is about: how many it matched, and
     those it appended to (a redelivery's key repeats, and appends nothing)."""
     forge = users.service_user(get_user_model(), settings.GITHUB_ACTOR)
-    matched = work_model.sessions_at(
-        delivery.repo, delivery.branches, delivery.commit, MOST_SESSIONS
-    )
+    matched = work_model.sessions_reached(delivery, settings.SHARED_BRANCHES, MOST_SESSIONS)
     appended = []
     for session_id in matched:
         try:

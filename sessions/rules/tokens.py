@@ -5,6 +5,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
@@ -33,7 +34,10 @@ def create_token(
     expires_in_days: int | None = None,
 ) -> tuple[ApiToken, str]:
     """Make a token for `user`; returns the stored row and the token, which is not kept.
-    `read_only` tokens may only read; one with `expires_in_days` stops working then."""
+    `read_only` tokens may only read; one with `expires_in_days` stops working then.
+    `ForgeUserRefused` for the forge integration's user, as signing in is."""
+    if is_forge_user(user):
+        raise ForgeUserRefused
     token = SCHEME + secrets.token_urlsafe(32)
     expires_at = None
     if expires_in_days is not None:
@@ -82,6 +86,22 @@ class TokenExpired(TokenRefused):
         self.expired_at = expired_at
 
 
+class ForgeUserRefused(TokenRefused):
+    """A token of the forge integration's user (`GITHUB_ACTOR`), which may append work
+    and a merge's close to any session: only GitHub's signed deliveries act as it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "forge_user",
+            f"No token may act as {settings.GITHUB_ACTOR!r}, the GitHub integration's user:"
+            " only GitHub's signed deliveries do (it can never sign in either).",
+        )
+
+
+def is_forge_user(user: AbstractBaseUser) -> bool:
+    return user.get_username() == settings.GITHUB_ACTOR
+
+
 def visible_tokens(user: AbstractBaseUser) -> list[ApiToken]:
     """The tokens a person manages: their own; a superuser's, everyone's."""
     return stored.managed_by(user)
@@ -95,7 +115,8 @@ def revoke(user: AbstractBaseUser, token_id: int) -> bool:
 
 def bearer_for_token(token: str) -> Bearer | None:
     """Who a live token acts as (an active user) and with which scope; None for a token
-    unknown, revoked or of a deactivated user; `TokenExpired` past its end. Every API
+    unknown, revoked or of a deactivated user; `TokenExpired` past its end,
+    `ForgeUserRefused` for the forge's user. Every API
     request runs this: one prepared statement (`store.tokens.token_user`), and a write at most
     once a minute."""
     found = stored.token_user(digest(token))
@@ -104,6 +125,8 @@ def bearer_for_token(token: str) -> Bearer | None:
     now = timezone.now()
     if found.expires_at is not None and found.expires_at <= now:
         raise TokenExpired(found.expires_at)
+    if is_forge_user(found.user):  # one made before this was refused
+        raise ForgeUserRefused
     if found.last_used_at is None or now - found.last_used_at > LAST_USED_RESOLUTION:
         stored.record_use(found.id, now)
     return Bearer(found.user, found.scope == READ)

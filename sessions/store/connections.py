@@ -65,8 +65,30 @@ def again_on_lost_connection(call: Callable[[], T]) -> T:
                 raise  # an outer transaction is lost: only its owner can start over
             if _timed_out(fault):
                 raise StatementTimedOut from fault
+            if not _connection_lost(fault):
+                raise  # a statement the database refused: run again, it would only fail again
             connection.close()
     raise DatabaseUnavailable
+
+
+# PostgreSQL's SQLSTATEs of a connection ended under the statement: class 08 (connection
+# exceptions), and the server shutting down or not yet taking connections.
+_ENDED_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def _connection_lost(fault: Exception) -> bool:
+    """Whether `fault` lost the connection, rather than a statement the server (or the
+    driver) refused on a connection still good. psycopg raises OperationalError for
+    both: a statement with more than 65,535 parameters is one, which taken for a lost
+    connection ran six times and then answered 503. On SQLite every such error is taken
+    as before (a locked or busy file is worth another run)."""
+    if connection.vendor != "postgresql":
+        return True
+    state = getattr(fault.__cause__, "sqlstate", None) or ""
+    if state.startswith(_ENDED_STATES):
+        return True
+    raw = connection.connection
+    return raw is None or bool(raw.closed) or bool(getattr(raw, "broken", False))
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 the sessions a forge's delivery is about (by branch, by commit)."""
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sessions.domain import vocabulary
 from sessions.domain.records import EventRecord
@@ -9,7 +10,9 @@ from sessions.domain.work import head_report
 from sessions.store.database import (
     RECORD_COLUMNS,
     TABLE,
+    ids_param,
     moment_read,
+    one_of,
     per_stream,
     records_from_rows,
     run_for_stream,
@@ -82,11 +85,10 @@ def work_events(session: str, facts: Sequence[EventRecord] | None = None) -> lis
     return sorted({r.seq: r for r in [*facts, *checks]}.values(), key=lambda r: r.seq)
 
 
-def _candidates_sql(branches: int, by_commit: bool) -> str:
+def _candidates_sql(by_branch: bool, by_commit: bool) -> str:
     where = []
-    if branches:
-        marks = ", ".join(["%s"] * branches)
-        where.append(f"SELECT session FROM {TABLE} WHERE branch IN ({marks}) AND {_WORK}")
+    if by_branch:  # the branches as one parameter: a status may list 70,000 of them
+        where.append(f"SELECT session FROM {TABLE} WHERE {one_of('branch')} AND {_WORK}")
     if by_commit:
         where.append(
             f"SELECT session FROM {TABLE} WHERE commit_sha = %s AND {_WORK} AND check_name IS NULL"
@@ -98,15 +100,15 @@ def _candidates_sql(branches: int, by_commit: bool) -> str:
     )
 
 
-def sessions_reporting(branches: Sequence[str], commit: str | None) -> list[str]:
-    """The sessions that ever reported one of `branches`, or `commit` as their head,
-    latest-opened first (by the work indexes): the candidates of a forge's delivery,
-    whose current work the caller checks."""
+def sessions_reporting(branches: Sequence[str], commit: str | None) -> list[tuple[str, datetime]]:
+    """The sessions that ever reported one of `branches`, or `commit` as their head, with
+    the moments they opened, latest-opened first (by the work indexes): the candidates of
+    a forge's delivery, whose current work the caller checks."""
     if not branches and commit is None:
         return []
-    sql = _candidates_sql(len(branches), commit is not None)
-    params = [*branches, *([commit] if commit is not None else [])]
-    return [session for session, _ in run_prepared(sql, params)]
+    sql = _candidates_sql(bool(branches), commit is not None)
+    params = [*([ids_param(branches)] if branches else []), *([commit] if commit else [])]
+    return [(session, moment_read(opened)) for session, opened in run_prepared(sql, params)]
 
 
 def head_and_checks(session: str) -> list[EventRecord]:

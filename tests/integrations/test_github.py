@@ -10,6 +10,7 @@ pull request is published (a merge is delivered as `closed` with `merged: true`)
 import hashlib
 import hmac
 import json
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -42,7 +43,9 @@ def on_branch(alice):
     return "agent-1"
 
 
-def pull_request(action, *, repo=REPO, branch=BRANCH, sha=HEAD, merged=False, number=94):
+def pull_request(
+    action, *, repo=REPO, branch=BRANCH, sha=HEAD, merged=False, number=94, merged_at=None
+):
     payload = example("pull_request", "closed" if action == "merged" else action)
     pr = payload["pull_request"]
     pr["number"], pr["html_url"] = number, f"https://github.com/{repo}/pull/{number}"
@@ -50,6 +53,7 @@ def pull_request(action, *, repo=REPO, branch=BRANCH, sha=HEAD, merged=False, nu
     pr["head"]["repo"]["full_name"] = repo
     if action == "merged" or merged:
         pr["merged"], pr["merge_commit_sha"], pr["state"] = True, MERGE, "closed"
+        pr["merged_at"] = merged_at or datetime.now(UTC).isoformat().replace("+00:00", "Z")
     return payload
 
 

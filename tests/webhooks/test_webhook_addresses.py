@@ -41,6 +41,11 @@ def nothing_allowed(settings):
         ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped IPv6 reaches the IPv4 address
         ("::ffff:169.254.169.254", "link-local"),
         ("192.0.2.10", "private"),  # documentation: Python counts it private
+        # Issue 52: IPv6 forms that carry an internal IPv4 address to it.
+        ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+        ("2002:a9fe:a9fe::", "link-local"),  # 6to4 of 169.254.169.254
+        ("64:ff9b::a9fe:a9fe", "link-local"),  # NAT64 of 169.254.169.254
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
     ],
 )
 def test_an_internal_address_is_refused_saying_why(address, kind):
@@ -48,7 +53,15 @@ def test_an_internal_address_is_refused_saying_why(address, kind):
     assert why is not None and kind in why
 
 
-@pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
+def test_an_address_that_carries_another_says_which():
+    why = addresses.refusal(ipaddress.ip_address("2002:7f00:1::"))
+    assert why == "2002:7f00:1:: is loopback (it carries 127.0.0.1)"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "2002:5db8:d70e::"],
+)
 def test_a_public_address_may_be_reached(address):
     assert addresses.refusal(ipaddress.ip_address(address)) is None
 
@@ -63,6 +76,8 @@ def test_a_public_address_may_be_reached(address):
         ("[::ffff:7f00:1]", "loopback"),
         ("localhost", "loopback"),  # a name
         ("[::]", "unspecified"),
+        ("[2002:7f00:1::]", "loopback"),
+        ("[2002:a9fe:a9fe::]", "link-local"),
     ],
 )
 def test_every_host_form_is_read_as_the_address_it_stands_for(host, kind, nothing_allowed):
@@ -99,6 +114,22 @@ def test_the_webhooks_page_re_shows_the_form_saying_which_address_and_why(
     assert answer.status_code == 400
     assert "127.0.0.1 is loopback" in answer.content.decode()
     assert not Subscription.objects.exists()
+
+
+def test_a_6to4_form_of_the_metadata_address_is_refused_at_delivery(alice, monkeypatch, settings):
+    real = socket.getaddrinfo
+
+    def rebinding(host, port, *args, **kwargs):
+        if host == "hooks.example.com":
+            return real("2002:a9fe:a9fe::", port, *args, **kwargs)
+        return real(host, port, *args, **kwargs)
+
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    hook = subscriptions.subscribe(alice, "http://hooks.example.com/hook", "event")
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    answer = transport.send(hook, b"{}", "d-1", "ping", timeout=2)
+    assert answer.status is None
+    assert "refused to connect: 2002:a9fe:a9fe:: is link-local" in answer.error
 
 
 def test_a_name_rebound_to_an_internal_address_after_saving_is_caught_at_delivery(

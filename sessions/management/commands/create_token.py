@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions.rules.tokens import create_token
+from sessions.rules.tokens import ForgeUserRefused, create_token
 
 
 class Command(BaseCommand):
@@ -27,6 +27,9 @@ class Command(BaseCommand):
             user = get_user_model().objects.get(username=username)
         except get_user_model().DoesNotExist:
             raise CommandError(f"There is no user {username!r}.") from None
-        _, token = create_token(user, name, read_only=read_only, expires_in_days=expires_days)
+        try:
+            _, token = create_token(user, name, read_only=read_only, expires_in_days=expires_days)
+        except ForgeUserRefused as refused:
+            raise CommandError(refused.detail) from None
         self.stdout.write(token)
         self.stderr.write(f"Token {name!r} for {username}: shown only this once, store it now.")
