@@ -194,6 +194,8 @@ class SessionView:
     outcome: str | None = None
     time_in_state: dict = field(default_factory=dict)  # whole seconds per status
     attention: "Attention | None" = None
+    # What it was decided from (`domain.attention.Facts`): a page's duplicates decide again.
+    attention_facts: object = field(default=None, compare=False, repr=False)
     last_activity: datetime | None = None
     progress: Progress | None = None
     messages: list = field(default_factory=list)  # the latest pending messages, oldest first

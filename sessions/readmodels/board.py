@@ -14,7 +14,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions import store
-from sessions.domain import budgets, projections, vocabulary, work
+from sessions.domain import projections, vocabulary
+from sessions.domain.attention import Facts, decide
 from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import open_sessions, plan_graphs
 from sessions.readmodels import work as work_model
@@ -60,7 +61,6 @@ def needing_attention(
     else:
         blocked = [row.session for row in rows if row.status == vocabulary.BLOCKED]
         run_starts = store.blocked_run_starts(blocked, at) if blocked else {}
-    before = projections.overdue_before(now, limits)
     open_rows = [row.session for row in rows if row.status != vocabulary.CLOSED]
     if at is None:
         marks = open_sessions.work_marks()
@@ -73,33 +73,28 @@ def needing_attention(
     spent = {} if at is not None else budget_model.spent_sessions(rows)
     found = []
     for row in rows:
-        if row.status not in before:  # closed
+        if row.status == vocabulary.CLOSED:
             continue
         since = {
             vocabulary.ACTIVE: row.last_at,
             vocabulary.BLOCKED: run_starts.get(row.session, row.changed_at),
             vocabulary.IN_REVIEW: row.changed_at,
         }[row.status]
-        kind, cut_off = projections.ATTENTION_OF[row.status][0], before[row.status]
-        lease = leases.get(row.plan) if row.status == vocabulary.ACTIVE else None
-        if projections.is_lapsed(since, now, lease):
-            kind, cut_off = projections.LAPSED, now - lease
-        red_since = failing.get(row.session) if row.status == vocabulary.IN_REVIEW else None
-        if red_since is not None:  # overdue from the moment the checks turned red
-            kind, since, cut_off = work.CHECKS_FAILED, red_since, now
-        other = None
-        if row.session in duplicates and kind != projections.LAPSED:
-            other, since = duplicates[row.session]
-            kind, cut_off = work.DUPLICATE, now
-        if row.session in spent:  # before every other kind
-            kind, since, cut_off, other = budgets.OVER_BUDGET, spent[row.session], now, None
-        if since < cut_off:
-            found.append((since - cut_off, row.session, kind, since, other))
-    found.sort()  # the longest overdue (the most before its cut-off) first
-    return [
-        (session_id, projections.Attention(kind, since, other))
-        for _, session_id, kind, since, other in found
-    ]
+        facts = Facts(
+            row.status,
+            since,
+            now,
+            limits,
+            lease=leases.get(row.plan) if row.status == vocabulary.ACTIVE else None,
+            red_since=failing.get(row.session),
+            duplicate=duplicates.get(row.session),
+            spent_since=spent.get(row.session),
+        )
+        overdue = decide(facts)
+        if overdue is not None:
+            found.append((overdue.attention.since - overdue.cut_off, row.session, overdue))
+    found.sort(key=lambda item: item[:2])  # the longest overdue (most before its cut-off)
+    return [(session_id, overdue.attention) for _, session_id, overdue in found]
 
 
 # Strip lines by (session, last seq, last event's time): a stream's events up to a seq
@@ -149,28 +144,33 @@ def listing(
 ) -> list[str]:
     """Session ids, newest activity first, narrowed as asked, `limit` of them (default:
     all) from the `offset`-th: `store.listing` at `now` (default: the clock; as of `at`,
-    `at`) with `limits` (default: the settings')."""
+    `at`) with `limits` (default: the settings'). `attention` True lists those that need
+    a person, longest overdue first; False, every other (`needing_attention` decides
+    both, so the two lists split every list between them)."""
     now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
-    if attention and at is None:
-        found = _needing_attention_now(owner, text, status, stale, now, limits)
-        return found[offset:] if limit is None else found[offset : offset + limit]
-    return store.listing(owner, text, status, stale, attention, now, limits, at, offset, limit)
+    if attention is None:
+        return store.listing(owner, text, status, stale, now, limits, at, offset, limit)
+    needing = _needing_attention(owner, text, status, stale, now, limits, at)
+    if attention:
+        return needing[offset:] if limit is None else needing[offset : offset + limit]
+    return store.listing(owner, text, status, stale, now, limits, at, offset, limit, needing)
 
 
-def _needing_attention_now(
+def _needing_attention(
     owner: str | None,
     text: str | None,
     status: str | None,
     stale: bool | None,
     now: datetime,
     limits: projections.Thresholds,
+    at: datetime | None,
 ) -> list[str]:
-    """The sessions needing attention at `now`, longest overdue first: only open sessions
-    can, and the open-sessions model names them, so the answer costs the open sessions,
-    never the closed history (on PostgreSQL the walk over every stream's tail cost
-    seconds at a few hundred thousand events)."""
-    rows = board_rows(owner, text, closed_since=now)
+    """The sessions needing attention at `now` (as of `at`, if given), longest overdue
+    first: only open sessions can, and the open-sessions model names them, so the answer
+    costs the open sessions, never the closed history (on PostgreSQL the walk over every
+    stream's tail cost seconds at a few hundred thousand events)."""
+    rows = board_rows(owner, text, closed_since=now, at=at)
     if status is not None:
         rows = [row for row in rows if row.status == status]
     if stale is not None:
@@ -180,4 +180,4 @@ def _needing_attention_now(
             for row in rows
             if (row.status == vocabulary.ACTIVE and row.last_at < quiet_before) == stale
         ]
-    return [session_id for session_id, _ in needing_attention(rows, now, limits)]
+    return [session_id for session_id, _ in needing_attention(rows, now, limits, at)]

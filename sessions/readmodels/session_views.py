@@ -13,8 +13,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions import config, store
-from sessions.domain import budgets, projections, vocabulary, work
+from sessions.domain import projections, vocabulary, work
 from sessions.domain import touched as touched_paths
+from sessions.domain.attention import Facts, attention_of
 from sessions.domain.projections import ViewEvents
 from sessions.domain.records import EventRecord
 from sessions.readmodels import budgets as budget_model
@@ -103,26 +104,32 @@ def project(
     )
     if count:
         view = replace(view, touched=written, touched_count=count)
+    spent_since = None
     if graph is not None and node is not None:
-        view = _with_budget(view, graph)
+        view, spent_since = _with_budget(view, graph)
     found = work.work(events) if whole else work_model.work_of(session_id, events)
-    if found is None:
-        return view
-    red = found.checks is not None and found.checks.state == work.FAILURE
-    since = None
-    if red and view.status == vocabulary.IN_REVIEW:
-        since = (
-            work.checks_failed_since(view.status, events)
-            if whole
-            else work_model.checks_failed_since(session_id, view.status)
-        )
-    # Red checks in review come before stale, blocked and review waits (DESIGN.md, "Time
-    # and attention"); duplicate work is judged for a page of views at once
-    # (`with_duplicates`).
-    over = view.attention is not None and view.attention.kind == budgets.OVER_BUDGET
-    red_first = since and not over
-    attention = projections.Attention(work.CHECKS_FAILED, since) if red_first else view.attention
-    return replace(view, work=found, attention=attention)
+    red_since = None
+    if found is not None:
+        view = replace(view, work=found)
+        red = found.checks is not None and found.checks.state == work.FAILURE
+        if red and view.status == vocabulary.IN_REVIEW:
+            red_since = (
+                work.checks_failed_since(view.status, events)
+                if whole
+                else work_model.checks_failed_since(session_id, view.status)
+            )
+    # Decided in one place (`domain.attention`); duplicate work is judged for a page of
+    # views at once (`with_duplicates`), which decides again with it.
+    facts = Facts(
+        view.status,
+        projections.attention_since(view.status, events) if view.status else now,
+        now,
+        limits,
+        lease=lease,
+        red_since=red_since,
+        spent_since=spent_since,
+    )
+    return replace(view, attention=attention_of(facts), attention_facts=facts)
 
 
 def with_duplicates(
@@ -139,13 +146,11 @@ def with_duplicates(
     shared = settings.SHARED_BRANCHES
     placed = [i for i, found in works.items() if work.place(found, shared) is not None]
     found = work_model.duplicates(placed, shared) if placed else {}
-    for session_id, (other, since) in found.items():
+    for session_id, duplicate in found.items():
         view = views[session_id]
-        kind = view.attention and view.attention.kind
-        if kind not in (projections.LAPSED, budgets.OVER_BUDGET):
-            views[session_id] = replace(
-                view, attention=projections.Attention(work.DUPLICATE, since, other)
-            )
+        if isinstance(view.attention_facts, Facts):
+            facts = replace(view.attention_facts, duplicate=duplicate)
+            views[session_id] = replace(view, attention=attention_of(facts), attention_facts=facts)
     return views
 
 
@@ -153,18 +158,16 @@ def _graph(plan_id: str | None) -> object:
     return None if plan_id is None else plan_graphs.graph(plan_id)
 
 
-def _with_budget(view: projections.SessionView, graph: object) -> projections.SessionView:
-    """`view` with the budget binding its node now, and the attention `over_budget` when
-    it is spent and the session is not closed: before every other kind."""
+def _with_budget(
+    view: projections.SessionView, graph: object
+) -> tuple[projections.SessionView, datetime | None]:
+    """`view` with the budget binding its node now, and since when it has been spent for
+    a session not closed (its attention `over_budget`), or None."""
     unclosed = view.status != vocabulary.CLOSED
     found = budget_model.node_budget(view.plan, graph, view.node, since=unclosed)
     if found is None:
-        return view
-    view = replace(view, budget=found.budget)
-    if found.spent_since is not None:
-        attention = projections.Attention(budgets.OVER_BUDGET, found.spent_since)
-        view = replace(view, attention=attention)
-    return view
+        return view, None
+    return replace(view, budget=found.budget), found.spent_since
 
 
 def session_views(

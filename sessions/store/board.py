@@ -4,12 +4,11 @@ says), and the list's filters. The ORM builds the statements here; the board's r
 prepared, and rows come out as tuples."""
 
 import json
-from collections.abc import Collection
-from datetime import datetime, timedelta
+from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import NamedTuple
 
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
 
 from sessions.domain import vocabulary
 from sessions.domain.projections import Thresholds
@@ -145,38 +144,17 @@ def board_rows_as_of(
     return _status_rows(rows, Event.objects.filter(timestamp__lte=at))
 
 
-def _lapsed(happened: QuerySet, now: datetime) -> Q:
-    """Of activity rows that are their session's last, those of active node sessions
-    silent past their plan's lease in force (among the events `happened`): one condition
-    per distinct lease, naming the plans that have it. Plans are few beside sessions, and
-    each names its lease on its create and on the rare amend that changes it."""
-    in_force: dict[str, int] = {}
-    named = happened.filter(type__in=vocabulary.PLAN_EVENT_TYPES, lease__isnull=False)
-    for plan, lease in named.order_by("session", "seq").values_list("session", "lease"):
-        in_force[plan] = lease  # the last one named wins
-    by_lease: dict[int, list[str]] = {}
-    for plan, lease in in_force.items():
-        by_lease.setdefault(lease, []).append(plan)
-    lapsed = Q(pk__in=[])
-    for lease, plan_ids in by_lease.items():
-        lapsed |= Q(
-            Exists(Event.objects.filter(session=OuterRef("session"), seq=1, plan__in=plan_ids)),
-            timestamp__lt=now - timedelta(minutes=lease),
-        )
-    return Q(status_type__in=LAST_TYPES[vocabulary.ACTIVE]) & lapsed
-
-
 def listing(
     owner: str | None,
     text: str | None,
     status: str | None,
     stale: bool | None,
-    attention: bool | None,
     now: datetime,
     limits: Thresholds,
     at: datetime | None = None,
     offset: int = 0,
     limit: int | None = None,
+    excluded: Sequence[str] = (),
 ) -> list[str]:
     """Session ids, newest activity first, narrowed as asked: `limit` of them (default:
     all) from the `offset`-th.
@@ -185,11 +163,11 @@ def listing(
     that is not a message: no later one in its stream), so a page costs the events it
     passes over, not the whole history; each kept row's status is its stream's last
     transition (one probe of a partial index), which gives the status filter, and with
-    the activity's time the stale filter and the attention filter. `stale` and
-    `attention` (True or False) keep the sessions that are, or are not, stale or in need
-    of attention at `now` with `limits`, by the rules of `projections.is_stale` and
-    `projections.attention` (a node session past its plan's lease has lapsed: `_lapsed`).
-    As of `at`, the same over the events that had happened by then, with `now = at`.
+    the activity's time the stale filter: `stale` (True or False) keeps the sessions that
+    are, or are not, stale at `now` with `limits` (`projections.is_stale`). The sessions
+    `excluded` are left out (those that need attention, for the list of those that do not:
+    attention is decided in one place, `domain.attention`). As of `at`, the same over the
+    events that had happened by then, with `now = at`.
     """
     happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
     activity = happened.filter(type__in=vocabulary.ACTIVITY_TYPES)
@@ -215,26 +193,8 @@ def listing(
     quiet = Q(status_type__in=LAST_TYPES[vocabulary.ACTIVE], timestamp__lt=now - limits.stale)
     if stale is not None:
         tails = tails.filter(quiet) if stale else tails.exclude(quiet)
-    if attention is not None:
-        # Blocked since the first block after the last unblock (the run's start).
-        last_unblock = (
-            happened.filter(session=OuterRef(OuterRef("session")), type=vocabulary.UNBLOCK)
-            .order_by("-seq")
-            .values("seq")[:1]
-        )
-        early_block = Event.objects.filter(
-            session=OuterRef("session"),
-            type=vocabulary.BLOCK,
-            timestamp__lt=now - limits.blocked,
-            seq__gt=Coalesce(Subquery(last_unblock), 0),
-        )
-        needs = (
-            quiet
-            | Q(status_type=vocabulary.REVIEW, changed_at__lt=now - limits.review)
-            | Q(Exists(early_block), status_type=vocabulary.BLOCK)
-            | _lapsed(happened, now)
-        )
-        tails = tails.filter(needs) if attention else tails.exclude(needs)
+    if excluded:
+        tails = tails.exclude(session__in=list(excluded))
     ids = tails.order_by("-timestamp", "-id").values_list("session", flat=True)
     with walking_an_index():
         return list(ids[offset:] if limit is None else ids[offset : offset + limit])
