@@ -32,9 +32,7 @@ PLANS, NODES, RUNNING = ("big-a", "big-b"), 500, 10
 
 def patterns(n: int) -> list[str]:
     """Node `n`'s 50 patterns: 40 with an empty literal prefix, 10 folders."""
-    anywhere = [f"**/mod{n}_{k}/*.py" for k in range(30)] + [
-        f"**/*{n}_{k}*.ts" for k in range(10)
-    ]
+    anywhere = [f"**/mod{n}_{k}/*.py" for k in range(30)] + [f"**/*{n}_{k}*.ts" for k in range(10)]
     return anywhere + [f"src/svc{n}/part{k}" for k in range(10)]
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -203,6 +204,7 @@ def test_after_a_merge_claude_code_s_next_tool_call_is_told_to_stop_pushing(
         pr = payload["pull_request"]
         pr["head"]["ref"], pr["head"]["repo"]["full_name"] = "fix-login", "acme/shop"
         pr["number"], pr["merged"], pr["merge_commit_sha"] = 94, True, "9e" * 20
+        pr["merged_at"] = datetime.now(UTC).isoformat()  # after the session opened
         delivered = forge.deliver(live_server.url, "pull_request", payload)
         assert len(delivered.json()["appended"]) == 1, delivered.json()
 
