@@ -5,7 +5,6 @@ a cap, and a form that loses its database connection after appending still answe
 import urllib.parse
 
 import pytest
-from django.db import OperationalError
 from django.urls import reverse
 
 from sessions.domain import vocabulary
@@ -14,6 +13,7 @@ from sessions.models import Event
 from sessions.rules.append import append_event
 from sessions.rules.refusals import Conflict
 from sessions.web.views import session as session_page_views
+from tests.support.faults import lost_connection
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_a_form_whose_connection_drops_after_the_append_answers_once_and_appends
     def drop_once(*args, **kwargs):
         calls.append(1)
         if len(calls) == 1:
-            raise OperationalError("server closed the connection unexpectedly")
+            raise lost_connection()
         return real(*args, **kwargs)
 
     monkeypatch.setattr(session_page_views, "session_context", drop_once)

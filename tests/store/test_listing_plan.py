@@ -66,8 +66,9 @@ def test_the_first_page_walks_the_timestamp_index_whatever_the_statistics(histor
 
     with connection.execute_wrapper(explain_first):
         page = store.listing(
-            None, None, None, None, None, timezone.now(), thresholds(), None, 0, 51
-        )
+            owner=None, text=None, status=None, stale=None, now=timezone.now(),
+            limits=thresholds(), limit=51,
+        )  # fmt: skip
     assert len(page) == 51
     [plan] = explained
     plan = (plan if isinstance(plan, list) else json.loads(plan))[0]

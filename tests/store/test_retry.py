@@ -7,6 +7,8 @@ from django.db import OperationalError, connection, connections
 from sessions import store
 from sessions.http import retrying
 from sessions.store import connections as retry
+from sessions.store.database import run_prepared
+from tests.support.faults import lost_connection
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +22,7 @@ def flaky(failures):
     def view():
         calls.append(1)
         if len(calls) <= failures:
-            raise OperationalError("server closed the connection unexpectedly")
+            raise lost_connection()
         return "answered"
 
     return view, calls
@@ -68,3 +70,20 @@ def test_a_retried_view_asks_no_health_check_of_its_connection(health_checks):
 def test_any_other_view_still_checks_its_connection_first(health_checks):
     assert reused(lambda: store.stream_ends("nothing")) == []
     assert health_checks == [1]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="psycopg's parameter limit")
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_refused_on_a_good_connection_is_not_run_again():
+    """psycopg says OperationalError for a statement of more than 65,535 parameters too:
+    run again, it would only fail again (issue 52: six runs, then a 503)."""
+    calls = []
+
+    def view():
+        calls.append(1)
+        marks = ", ".join(["%s"] * 70_000)  # bound by the server, as the hot statements are
+        run_prepared(f"SELECT 1 WHERE 1 IN ({marks})", list(range(70_000)))
+
+    with pytest.raises(OperationalError, match="number of parameters"):
+        retrying(view)()
+    assert len(calls) == 1

@@ -3,11 +3,11 @@ or, when the database stays away, a 503 saying nothing was saved, the post shown
 
 import pytest
 from django.contrib.auth import middleware
-from django.db import OperationalError
 
 from sessions.domain.vocabulary import START
 from sessions.models import Event
 from sessions.store import connections
+from tests.support.faults import lost_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,7 @@ def losing_the_user(monkeypatch, failures):
     def get_user(request):
         calls.append(1)
         if len(calls) <= failures:
-            raise OperationalError("server closed the connection unexpectedly")
+            raise lost_connection()
         return real(request)
 
     monkeypatch.setattr(middleware, "get_user", get_user)
