@@ -36,7 +36,7 @@ from ct.client import (
 from ct.commands import BARE, READING, Failed, command, parser, say, session_of
 from ct.lines import attempt_lines, session_line
 
-OUTCOMES = ("done", "failed", "abandoned")
+OUTCOMES = ("done", "failed", "abandoned", "released")
 
 
 # Commands ---------------------------------------------------------------------------

@@ -77,7 +77,9 @@ FAILED = "failed"
 ABANDONED = "abandoned"
 # Written only by a reclaim or a release of a lapsed node's session (and on import).
 LAPSED = "lapsed"
-OUTCOMES = (DONE, FAILED, ABANDONED, LAPSED)  # how a session ended; absent means done
+# v5: its worker handed the node back unfinished (a dispatcher that stops): ready again.
+RELEASED = "released"
+OUTCOMES = (DONE, FAILED, ABANDONED, LAPSED, RELEASED)  # how a session ended; absent: done
 
 # Each type's own fields, in the order JSONL writes them.
 FIELDS = {

@@ -9,6 +9,7 @@ from sessions.domain.plans.graph import Graph
 from sessions.domain.vocabulary import (
     DONE,
     LAPSED,
+    RELEASED,
 )
 
 RETIRED = "retired"
@@ -53,6 +54,11 @@ NOT_DONE = (RUNNING, LAPSED, MERGING, FAILED, READY, UPSTREAM_FAILED, WAITING)
 
 # The states of a node with an unclosed session (its `session` names it).
 HELD = (RUNNING, LAPSED)
+
+# The outcomes that hand a node back as though never finished: a reclaim's or release's
+# close of a lapsed session, and a worker's release (a dispatcher that stopped). The node
+# is ready, or waiting on its needs, again; a failed or abandoned close fails it.
+HANDED_BACK = (LAPSED, RELEASED)
 
 
 class NodeSession(NamedTuple):
@@ -101,9 +107,9 @@ def node_states(
             states[key] = (RETIRED, None)
         elif key in live:
             states[key] = (RUNNING, live[key].session)
-        elif key in latest and latest[key].outcome != LAPSED:
+        elif key in latest and latest[key].outcome not in HANDED_BACK:
             states[key] = _closed_state(graph, latest[key], merges or {})
-        else:  # never started, or its latest session lapsed
+        else:  # never started, or its latest session lapsed or was released
             needed = [states[need][0] for need in node.needs if need in graph.nodes]
             if all(state == DONE for state in needed):
                 states[key] = (READY, None)
