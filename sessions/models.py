@@ -86,9 +86,11 @@ class Event(models.Model):
     needs = models.TextField(null=True, blank=True)
     drop_needs = models.TextField(null=True, blank=True)
     retire = models.TextField(null=True, blank=True)
-    # An amend's per-node maps (budgets, path patterns); a heartbeat's touched `paths`.
+    # An amend's per-node maps (budgets, path patterns, briefs); a heartbeat's touched
+    # `paths`.
     budgets = models.TextField(null=True, blank=True)
     paths = models.TextField(null=True, blank=True)
+    briefs = models.TextField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=255, null=True, blank=True)
 
     objects = EventQuerySet.as_manager()

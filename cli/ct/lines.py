@@ -133,3 +133,10 @@ def messages_text(messages: list[dict]) -> str:
         "Control Tower: a person sent you a message before this tool call. Read it and "
         "take it into account; then try the tool call again if it still fits.\n" + "\n".join(lines)
     )
+
+
+def brief_lines(brief: str | None) -> list[str]:
+    """A claimed node's brief (what to do), indented under its heading; none without."""
+    if not brief:
+        return []
+    return ["brief:", *(f"  {line}" for line in brief.splitlines())]

@@ -33,8 +33,16 @@ from ct.client import (
     new_key,
     save_login,
 )
-from ct.commands import BARE, READING, Failed, command, parser, say, session_of
-from ct.lines import attempt_lines, session_line
+from ct.commands import (
+    BARE,
+    READING,
+    Failed,
+    command,
+    parser,
+    say,
+    session_of,
+)
+from ct.lines import attempt_lines, brief_lines, session_line
 
 OUTCOMES = ("done", "failed", "abandoned", "released")
 
@@ -215,6 +223,7 @@ def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
         f"claimed {claimed['node']} of {claimed['plan']}: {claimed.get('title') or ''}",
         f"session {claimed['id']}",
         *attempt_lines(claimed.get("last_attempt")),
+        *brief_lines(claimed.get("brief")),
         f"export CT_SESSION={claimed['id']}",
     ]
     say(args, claimed, "\n".join(lines))

@@ -230,6 +230,7 @@ class NodeState(Schema):
         description="A ready or reclaimable node's: the running nodes whose paths may overlap"
         " its own, in plan order (it goes after the nodes that overlap none)."
     )
+    brief: str | None = Field(description="The text an agent is given to do it; null: none.")
 
 
 class PlanSummary(Schema):
@@ -343,6 +344,7 @@ class Claimed(Session):
     last_attempt: LastAttempt | None = Field(
         description="The claimed node's last attempt: the previous worker's handoff."
     )
+    brief: str | None = Field(description="The claimed node's brief: what to do; null: none.")
 
 
 class SessionList(Schema):
@@ -447,6 +449,7 @@ def plan_json(view: plans.PlanView) -> dict:
                 "paths": list(node.paths),
                 "budget_usd": node.budget_usd,
                 "overlaps": list(node.overlaps),
+                "brief": node.brief,
             }
             for node in view.nodes
         ],

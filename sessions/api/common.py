@@ -166,6 +166,23 @@ def on_refused(request: HttpRequest, exc: Refused) -> HttpResponse:
 
 # pydantic's names for the shape it tried (`float`, `int`) in an error's location.
 _SHAPES = {"float", "int", "str", "list", "dict", "bool", "function-after"}
+# What a pattern the schema states means, in the vocabulary's words (pydantic would quote
+# the regular expression itself).
+_PATTERN_MEANS = {
+    **dict.fromkeys(
+        (vocabulary.text_pattern("line"), vocabulary.text_pattern("text")),
+        "must hold a visible character and no control or invisible characters",
+    ),
+    f"^{vocabulary.SESSION_ID_PATTERN.pattern}$": vocabulary.session_id_error("."),
+}
+
+
+def _problem(error: dict) -> str:
+    if error.get("type") == "string_pattern_mismatch":
+        meant = _PATTERN_MEANS.get((error.get("ctx") or {}).get("pattern"))
+        if meant:
+            return meant
+    return error.get("msg", "is invalid")
 
 
 @api.exception_handler(ValidationError)
@@ -175,7 +192,7 @@ def on_invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         loc = [part for part in error.get("loc", ()) if part not in _SHAPES]
         names = [part for part in loc if isinstance(part, str)]
         name = names[-1] if len(names) > 1 else "body"
-        problem = error.get("msg", "is invalid")
+        problem = _problem(error)
         # Within a field that holds JSON (nodes, an amend's per-node maps), that field is
         # named, with where inside it: its key may be anything the client chose.
         held = next((i for i, part in enumerate(loc) if part in vocabulary.JSON_FIELDS), None)

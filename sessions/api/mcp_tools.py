@@ -199,8 +199,9 @@ TOOLS = [
         "create_plan",
         "POST",
         "/plans",
-        "Create a build plan: `nodes`, each with a `key`, a `title` and the keys it"
-        " `needs` done first. Agents then claim its ready nodes with claim_next_node."
+        "Create a build plan: `nodes`, each with a `key`, a `title`, the keys it `needs`"
+        " done first and, if you like, a `brief` (what its agent is to do). Agents then"
+        " claim its ready nodes with claim_next_node."
         " `plan_id` is made for you when absent. Refusals: `invalid` for a cycle (named),"
         " an unknown key in `needs`, a duplicate key; `plan_exists` if the id is taken.",
         body=requests.CreatePlan,
@@ -222,7 +223,8 @@ TOOLS = [
         "/plans/{plan_id}/events",
         "Change a plan (its owner, or a lead): add `nodes`, drop needs (`drop_needs`), add"
         " `needs`, `retire` nodes, applied in that order; set the plan's `budget_usd` (null"
-        " removes it), nodes' `budgets` and `paths`, its `repo`. Refusals: `invalid` for a cycle,"
+        " removes it), nodes' `budgets`, `paths` and `briefs`, its `repo`. Refusals:"
+        " `invalid` for a cycle,"
         " an unknown key or a retire that strands a node; `node_running` for retiring a node"
         " with a live session; `stale_expected_seq`; `forbidden` for others.",
         body=requests.AmendPlan,
@@ -234,8 +236,9 @@ TOOLS = [
         "/plans/{plan_id}/claim",
         "Take the plan's next ready node, or reclaim a lapsed one (its silent session is"
         " closed): a session of yours is started on it and its view returned (its `node`"
-        " says which), with `last_attempt`, the previous worker's handoff (why it ended and"
-        " what it was doing). Agents claiming at once always get different nodes. Send"
+        " says which), with its `brief` (what to do) and `last_attempt`, the previous worker's"
+        " handoff (why it ended and what it was doing). Agents claiming at once always get"
+        " different nodes. Send"
         " progress_session while you work, and close the session when the node's work is"
         " finished. Refusals: `nothing_ready` when no node is ready or reclaimable (try"
         " later, or read get_plan); `budget_spent` when what is left is over its budget (a"

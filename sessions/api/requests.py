@@ -50,6 +50,11 @@ SessionId = Annotated[
 Title = text(vocabulary.MAX_LENGTH["title"])
 Reason = text(vocabulary.MAX_LENGTH["reason"], "text")
 Note = text(vocabulary.MAX_LENGTH["note"], "text")
+Brief = text(
+    vocabulary.BRIEF_MAX,
+    "text",
+    description="The text an agent is given to do the node (tab and newline allowed).",
+)
 IdempotencyKey = text(
     vocabulary.IDEMPOTENCY_KEY_MAX,
     description="A repeated key of the same actor on the same session returns the event "
@@ -303,6 +308,7 @@ class PlanNode(Schema):
     )
     paths: Patterns | None = None
     budget_usd: Budget | None = Field(None, description="US dollars it may spend, all attempts.")
+    brief: Brief | None = None
 
 
 class Need(Schema):
@@ -375,6 +381,9 @@ class AmendPlan(Schema):
     paths: (
         Annotated[dict[SessionId, Patterns | None], Field(min_length=1, max_length=500)] | None
     ) = Field(None, description="Node key → its new path patterns, or null for none.")
+    briefs: Annotated[dict[SessionId, Brief | None], Field(min_length=1, max_length=500)] | None = (
+        Field(None, description="Node key → its new brief, or null to remove it.")
+    )
     expected_seq: ExpectedSeq | None = None
 
 

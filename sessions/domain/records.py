@@ -42,6 +42,7 @@ class EventRecord(NamedTuple):
     retire: list | None = None
     budgets: dict | None = None  # an amend's per-node budgets
     paths: dict | list | None = None  # an amend's per-node patterns; a heartbeat's paths
+    briefs: dict | None = None  # an amend's per-node briefs (v5)
 
 
 assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"

@@ -4,7 +4,6 @@ Pure Python, shared by the append function, the JSONL codec, the forms and the A
 that every surface refuses exactly the same inputs with the same words.
 """
 
-import re
 from datetime import timedelta
 
 from sessions.domain import paths as space
@@ -25,6 +24,17 @@ from sessions.domain.field_rules import (  # noqa: F401 (named here with the res
     node_map_error,
     work_errors,
     work_value_error,
+)
+from sessions.domain.text_rules import (  # noqa: F401 (named here with the rest)
+    ACTOR_MAX,
+    SESSION_ID_MAX,
+    SESSION_ID_PATTERN,
+    actor_error,
+    id_list_error,
+    list_error,
+    session_id_error,
+    text_error,
+    text_pattern,
 )
 
 START = "session_start"
@@ -115,6 +125,7 @@ FIELDS = {
         "budget_usd",
         "budgets",
         "paths",
+        "briefs",
     ),
 }
 # A plan's liveness settings: its lease (minutes of silence a node's active session may
@@ -138,8 +149,9 @@ def removals(event_type, given):
     return {}
 
 
-# What an amend may change per node (`{key: value or null}`): budgets and path patterns.
-NODE_MAPS = ("budgets", "paths")
+# What an amend may change per node (`{key: value or null}`): budgets, path patterns and
+# (v5) briefs.
+NODE_MAPS = ("budgets", "paths", "briefs")
 AMEND_CHANGES = (  # an amend makes one of these
     *GRAPH_FIELDS,
     *LIVENESS_FIELDS,
@@ -230,83 +242,15 @@ IDEMPOTENCY_KEY_MAX = 255
 MAX_PLAN_NODES = 500  # nodes one plan event may add, and live nodes one plan may hold
 MAX_PLAN_KEYS = 2000  # keys a plan may ever use (retired keys are never reused)
 MAX_PLAN_EDGES = 5000  # needs one plan event may add or drop
-
-SESSION_ID_MAX = 64
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
-ACTOR_MAX = 150
-
-
-# Characters that text may not hold, as one character class that both Python's `re` and
-# JSON Schema (ECMA 262) read the same way: control characters (tab and newline are
-# allowed in notes, not in titles), invisible format characters and bidirectional
-# controls, which would let a title spoof what the board shows. The joiners U+200C and
-# U+200D are text (emoji sequences such as 👨‍💻, Persian and Indic scripts need them).
-# (Lone surrogates, which no UTF-8 text holds, are refused apart: JSON Schema and
-# pydantic's regex engine cannot say them.)
-_INVISIBLE = (
-    r"\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064"
-    r"\u2066-\u206f\ufeff\ufff9-\ufffb"
-)
-_FORBIDDEN = {
-    "line": r"\u0000-\u001f" + _INVISIBLE,  # titles and ids of things: one line
-    "text": r"\u0000-\u0008\u000b-\u001f" + _INVISIBLE,  # notes and reasons
-}
 MULTILINE_FIELDS = ("reason", "note")
 
-
-def text_pattern(kind: str) -> str:
-    """The regular expression of acceptable text: at least one character that is not
-    white space, and none of the forbidden characters. Also the API schema's pattern."""
-    forbidden = _FORBIDDEN[kind]
-    return f"^[^{forbidden}]*[^\\s{forbidden}][^{forbidden}]*$"
+NODE_KEYS = ("key", "title", "needs", "paths", "budget_usd", "brief")
+# A node's brief (v5): the text an agent is given to do it; tab and newline allowed.
+BRIEF_MAX = 20_000
 
 
-_TEXT = {kind: re.compile(text_pattern(kind)) for kind in _FORBIDDEN}
-_SURROGATE = re.compile("[\ud800-\udfff]")  # one search, not a Python step per character
-_FORBIDDEN_CHARACTER = {kind: re.compile(f"[{chars}]") for kind, chars in _FORBIDDEN.items()}
-
-
-def text_error(value, max_length, kind="line"):
-    """Why `value` is not an acceptable text field, or None."""
-    if not isinstance(value, str):
-        return "must be text"
-    if len(value) > max_length:
-        return f"must be at most {max_length} characters (got {len(value)})"
-    if _SURROGATE.search(value):
-        return "must be valid Unicode text"
-    if _TEXT[kind].fullmatch(value):
-        return None
-    bad = _FORBIDDEN_CHARACTER[kind].search(value)
-    if bad:
-        return f"must not contain control or invisible characters (found U+{ord(bad.group()):04X})"
-    return "must not be empty"
-
-
-def session_id_error(session_id):
-    """Why `session_id` is not a valid session id, or None."""
-    if not isinstance(session_id, str):
-        return "must be text"
-    if not 1 <= len(session_id) <= SESSION_ID_MAX:
-        return f"must be 1–{SESSION_ID_MAX} characters"
-    if not SESSION_ID_PATTERN.fullmatch(session_id):
-        return "may hold only A–Z, a–z, 0–9, '.', '_' and '-', and must not start with '.' or '-'"
-    return None
-
-
-def actor_error(actor):
-    """Why `actor` is not an acceptable actor name, or None."""
-    return text_error(actor, ACTOR_MAX)
-
-
-def _id_list_error(value, what, limit):
-    """A list of ids, each once."""
-    problem = _list_error(value, session_id_error, what, limit)
-    if problem is None and len(set(value)) != len(value):
-        return f"must not repeat {what}"
-    return problem
-
-
-NODE_KEYS = ("key", "title", "needs", "paths", "budget_usd")
+def brief_error(value):
+    return text_error(value, BRIEF_MAX, "text")
 
 
 def _node_error(node):
@@ -315,8 +259,8 @@ def _node_error(node):
     unknown = sorted(set(node) - set(NODE_KEYS))
     if unknown:
         return (
-            f"has an unknown field {unknown[0]!r} (a node has key, title, needs, paths "
-            "and budget_usd)"
+            f"has an unknown field {unknown[0]!r} (a node has key, title, needs, paths, "
+            "budget_usd and brief)"
         )
     for name in ("key", "title"):
         if name not in node:
@@ -329,10 +273,11 @@ def _node_error(node):
         return f"title {problem}"
     needs = node.get("needs")
     if needs is not None and needs != []:
-        problem = _id_list_error(needs, "keys", MAX_PLAN_NODES)
+        problem = id_list_error(needs, "keys", MAX_PLAN_NODES)
         if problem:
             return f"needs {problem}"
-    for name, rule in (("paths", space.patterns_error), ("budget_usd", budget_error)):
+    rules = (("paths", space.patterns_error), ("budget_usd", budget_error), ("brief", brief_error))
+    for name, rule in rules:
         if node.get(name) is not None and (problem := rule(node[name])):
             return f"{name} {problem}"
     return None
@@ -348,18 +293,6 @@ def _edge_error(edge):
     return None
 
 
-def _list_error(value, item_error, what, limit):
-    if not isinstance(value, list) or not value:
-        return f"must be a non-empty list of {what}"
-    if len(value) > limit:
-        return f"may hold at most {limit} {what} (got {len(value)})"
-    for index, item in enumerate(value):
-        problem = item_error(item)
-        if problem:
-            return f"[{index}] {problem}"
-    return None
-
-
 def value_error(name, value):
     """Why `value` is not acceptable for the field `name` (set, not None), or None."""
     if name in TEXT_FIELDS:
@@ -369,11 +302,11 @@ def value_error(name, value):
     if name == "outcome":
         return None if value in OUTCOMES else f"must be one of {', '.join(OUTCOMES)}"
     if name == "nodes":
-        return _list_error(value, _node_error, "nodes", MAX_PLAN_NODES)
+        return list_error(value, _node_error, "nodes", MAX_PLAN_NODES)
     if name in ("needs", "drop_needs"):
-        return _list_error(value, _edge_error, "edges", MAX_PLAN_EDGES)
+        return list_error(value, _edge_error, "edges", MAX_PLAN_EDGES)
     if name == "retire":
-        return _id_list_error(value, "keys", MAX_PLAN_NODES)
+        return id_list_error(value, "keys", MAX_PLAN_NODES)
     if name in INTEGER_RANGES:
         low, high = INTEGER_RANGES[name]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -395,13 +328,15 @@ def value_error(name, value):
         return budget_error(value)
     if name == "budgets":
         return node_map_error(value, budget_error, "budgets", session_id_error, MAX_PLAN_NODES)
+    if name == "briefs":
+        return node_map_error(value, brief_error, "briefs", session_id_error, MAX_PLAN_NODES)
     raise KeyError(name)
 
 
 def _paths_error(event_type, value):
     """`paths`: a heartbeat's touched paths, or an amend's patterns per node."""
     if event_type == PROGRESS:
-        return _list_error(value, space.path_error, "paths", space.PATHS_MAX)
+        return list_error(value, space.path_error, "paths", space.PATHS_MAX)
     return node_map_error(
         value, space.patterns_error, "lists of path patterns", session_id_error, MAX_PLAN_NODES
     )
@@ -446,14 +381,15 @@ def field_errors(event_type, fields):
 
 
 def canonical_node(node):
-    """A node as it is stored and written: key, title, then needs, paths and budget_usd
-    only when there are any."""
+    """A node as it is stored and written: key, title, then needs, paths, budget_usd and
+    brief only when there are any."""
     shaped = {"key": node["key"], "title": node["title"]}
     for name in ("needs", "paths"):
         if node.get(name):
             shaped[name] = list(node[name])
-    if node.get("budget_usd") is not None:
-        shaped["budget_usd"] = node["budget_usd"]
+    for name in ("budget_usd", "brief"):
+        if node.get(name) is not None:
+            shaped[name] = node[name]
     return shaped
 
 

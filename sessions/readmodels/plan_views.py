@@ -199,6 +199,13 @@ def plan_nodes(plan_id: str) -> set[str] | None:
     return set(graph.nodes) if graph is not None else None
 
 
+def node_brief(plan_id: str, node_key: str) -> str | None:
+    """The node's brief now (what an agent is given to do it), or None."""
+    graph = plan_graphs.graph(plan_id)
+    node = graph.nodes.get(node_key) if graph is not None else None
+    return node.brief if node is not None else None
+
+
 def last_attempt(plan_id: str, node_key: str, before: str | None = None) -> plans.Attempt | None:
     """The node's latest closed session and its handoff (`plans.Attempt`), or None; not
     counting the session `before` (the one a claim just started)."""

@@ -52,6 +52,7 @@ class Appended:
     position: int | None = None
     # The close a merged pull request's report appended after it, in the same transaction.
     merge_close: EventRecord | None = None
+    brief: str | None = None  # a claim's node's brief (what its agent is given to do)
 
 
 def new_session_id() -> str:

@@ -149,6 +149,7 @@ def claim_next(
                 plan=(graph, found),
                 fresh=True,
             )
+            started = replace(started, brief=graph.nodes[key].brief)
             if started.last_attempt is not None or not found.attempts.get(key):
                 return started  # a reclaim's handoff, or a node never tried
             last = plan_views.last_attempt(plan_id, key, before=session_id)

@@ -1,5 +1,6 @@
 """Forms of the board and session page. They shape the input; `append_event` judges it."""
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -170,6 +171,34 @@ def parse_paths(text):
     return found or None
 
 
+_BRIEF_HEADING = re.compile(r"##[ \t]+(\S+)[ \t]*")
+
+
+def parse_briefs(text):
+    """Briefs written as “## key” headings, each followed by its text (lines of any kind,
+    blank ones kept inside), as `{key: text}`; a heading with no text below it is null
+    (an amend's way to remove a brief)."""
+    found, key, lines = {}, None, []
+
+    def keep():
+        if key is not None:
+            found[key] = "\n".join(lines).strip("\n") or None
+
+    for number, line in enumerate((text or "").splitlines(), start=1):
+        heading = _BRIEF_HEADING.fullmatch(line.rstrip())
+        if heading:
+            keep()
+            key, lines = heading.group(1), []
+        elif key is not None:
+            lines.append(line.rstrip())
+        elif line.strip():
+            raise forms.ValidationError(
+                f"Line {number}: start each brief with a heading line “## key”."
+            )
+    keep()
+    return found or None
+
+
 def graph_field(label, help_text, required=False):
     return forms.CharField(
         label=label,
@@ -181,6 +210,10 @@ def graph_field(label, help_text, required=False):
 
 NODES_HELP = "One node per line: key | title | the keys it needs, comma-separated (optional)."
 NEEDS_HELP = "One node per line: node: the keys it needs, comma-separated."
+BRIEFS_HELP = (
+    "What an agent is given to do each node: a line “## key”, then the brief's lines, for"
+    " each node that has one."
+)
 PATHS_HELP = (
     "One node per line: node: the path patterns it will touch, comma-separated (src/billing,"
     " docs/*.md, **/migrations); “node:” alone clears them."
@@ -199,13 +232,28 @@ class PlanForm(forms.Form):
     title = forms.CharField(label="Title", strip=False, max_length=vocabulary.MAX_LENGTH["title"])
     note = text_field("Note", "note", required=False)
     nodes = graph_field("Nodes", NODES_HELP, required=True)
+    briefs = graph_field("Briefs", BRIEFS_HELP)
 
     def clean_nodes(self):
         return parse_nodes(self.cleaned_data["nodes"])
 
+    def clean_briefs(self):
+        return parse_briefs(self.cleaned_data["briefs"])
+
+    def clean(self):
+        data = super().clean()
+        keys = {node["key"] for node in data.get("nodes") or ()}
+        for key in data.get("briefs") or {}:
+            if key not in keys:
+                self.add_error("briefs", f"“## {key}” names no node of this plan.")
+        return data
+
     def event_fields(self):
         data = self.cleaned_data
-        return {"title": data["title"], "note": blank_to_none(data["note"]), "nodes": data["nodes"]}
+        briefs = {key: text for key, text in (data["briefs"] or {}).items() if text}
+        nodes = [{**node, "brief": briefs[node["key"]]} if node["key"] in briefs else node
+                 for node in data["nodes"]]  # fmt: skip
+        return {"title": data["title"], "note": blank_to_none(data["note"]), "nodes": nodes}
 
 
 class AmendForm(forms.Form):
@@ -224,10 +272,14 @@ class AmendForm(forms.Form):
         help_text="owner/name: the repository the nodes' paths are in.",
     )
     paths = graph_field("Set paths", PATHS_HELP)
+    briefs = graph_field("Set briefs", BRIEFS_HELP + " A heading alone removes its brief.")
     note = text_field("Note", "note", required=False)
 
     def clean_paths(self):
         return parse_paths(self.cleaned_data["paths"])
+
+    def clean_briefs(self):
+        return parse_briefs(self.cleaned_data["briefs"])
 
     def clean_nodes(self):
         return parse_nodes(self.cleaned_data["nodes"])
@@ -242,7 +294,8 @@ class AmendForm(forms.Form):
         return _keys(self.cleaned_data["retire"]) or None
 
     def event_fields(self):
-        fields = {name: self.cleaned_data[name] for name in (*vocabulary.GRAPH_FIELDS, "paths")}
+        changes = (*vocabulary.GRAPH_FIELDS, "paths", "briefs")
+        fields = {name: self.cleaned_data[name] for name in changes}
         repo = blank_to_none(self.cleaned_data["repo"].strip())
         return {**fields, "repo": repo, "note": blank_to_none(self.cleaned_data["note"])}
 

@@ -283,6 +283,14 @@ def test_claim_prints_the_node_the_session_and_a_first_attempt(env, plan):
     assert "first attempt" in done.stdout
 
 
+def test_claim_prints_the_nodes_brief(env, alice):
+    nodes = [{"key": "a", "title": "Migrate", "brief": "Move the tables.\nThen the views."}]
+    append_event("briefed", PLAN_CREATE, {"title": "Release", "nodes": nodes}, user=alice)
+    done = ct(env, "claim", "briefed")
+    assert done.returncode == 0
+    assert "brief:\n  Move the tables.\n  Then the views.\n" in done.stdout
+
+
 def test_claim_prints_the_previous_workers_handoff(env, plan, bob):
     then = timezone.now() - timedelta(hours=2)
     append_event("bob-a", START, {"plan": plan, "node": "a"}, user=bob, now=then)

@@ -194,6 +194,7 @@ def test_a_silent_node_session_lapses(client, alice, silent, token_for):
         "paths": [],
         "budget_usd": None,
         "overlaps": [],
+        "brief": None,
     }
     attention = get(client, f"/api/sessions/{silent}", token).json()["attention"]
     assert attention["kind"] == "lapsed"

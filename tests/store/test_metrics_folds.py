@@ -113,5 +113,5 @@ def test_a_session_closed_at_the_window_s_first_moment_is_closed_in_it(db):
     since = datetime(2026, 11, 21, 9, tzinfo=UTC)
     stored([[("session_start", since, None), ("session_close", since, None)]])
     found = flow_model.metrics(since, since + timedelta(hours=1))
-    day = {"done": 1, "failed": 0, "abandoned": 0, "lapsed": 0}
+    day = {"done": 1, "failed": 0, "abandoned": 0, "lapsed": 0, "released": 0}
     assert found["throughput"] == {"2026-11-21": day}

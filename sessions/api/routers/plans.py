@@ -105,10 +105,12 @@ def claim(
     key, given = request_key(request, idempotency_key)
     result = claim_next(plan_id, user=request.auth, idempotency_key=key)
     answer = view_of_appended(result)
-    last = result.last_attempt
+    last, brief = result.last_attempt, result.brief
     if not result.created:  # a repeated key's answer: as the node's history says
         last = plan_views.last_attempt(plan_id, result.event.node, result.event.session)
+        brief = plan_views.node_brief(plan_id, result.event.node)
     answer["last_attempt"] = answers.attempt_json(last)
+    answer["brief"] = brief
     return JsonResponse(answer, status=created_status(result, given))
 
 

@@ -34,6 +34,7 @@ class Node:
     retired: bool = False
     paths: tuple[str, ...] = ()  # the path patterns it will touch in the plan's repo
     budget_usd: int | float | None = None  # US dollars it may spend, all attempts
+    brief: str | None = None  # the text an agent is given to do it
 
 
 @dataclass(frozen=True)
@@ -129,11 +130,12 @@ def _add_nodes(nodes: dict[str, Node], added: Sequence[dict]) -> None:
             tuple(given.get("needs") or ()),
             paths=tuple(given.get("paths") or ()),
             budget_usd=given.get("budget_usd"),
+            brief=given.get("brief"),
         )
 
 
 def _set_per_node(nodes: dict[str, Node], name: str, given: dict, field_name: str) -> None:
-    """An amend's `{key: value or null}` for the live nodes' budgets or paths."""
+    """An amend's `{key: value or null}` for the live nodes' budgets, paths or briefs."""
     for key, value in given.items():
         if key not in nodes or nodes[key].retired:
             what = "a retired node" if key in nodes else "no node of this plan"
@@ -174,6 +176,7 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
         nodes[key] = replace(nodes[key], retired=True)
     _set_per_node(nodes, "budgets", event.budgets or {}, "budget_usd")
     _set_per_node(nodes, "paths", event.paths or {}, "paths")
+    _set_per_node(nodes, "briefs", event.briefs or {}, "brief")
     retired_now = set(event.retire or ())
     for node in nodes.values():
         if not node.retired:

@@ -55,6 +55,7 @@ class NodeView:
     budget_usd: int | float | None = None
     # A ready or reclaimable node's: the running nodes whose paths may overlap its own.
     overlaps: tuple[str, ...] = ()
+    brief: str | None = None  # the text an agent is given to do it
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def plan_view_of(
                 paths=node.paths,
                 budget_usd=node.budget_usd,
                 overlaps=tuple(overlapping.get(node.key, ())),
+                brief=node.brief,
             )
             for node in graph.nodes.values()
         ],

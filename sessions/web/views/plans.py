@@ -144,6 +144,7 @@ def plan_context(request, plan_id, amend_form=None, message=None, budget=None):
         "spent": [node for node in view.nodes if node.usage is not None],
         "budget_lines": budget_lines(view),
         "with_paths": [n for n in view.nodes if n.paths and n.state != plans.RETIRED],
+        "with_briefs": [n for n in view.nodes if n.brief and n.state != plans.RETIRED],
         "budget_form": budget or budget_form(view),
         "amend_form": amend_form or AmendForm(initial={"expected_seq": view.seq}),
         "notice": message,
