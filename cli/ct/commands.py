@@ -23,6 +23,7 @@ class Command:
     flags: Callable[[argparse.ArgumentParser], None]
     shared: str = ACTING
     offline: bool = False  # runs with no tower configured
+    trailing: bool = False  # takes a command of its own after `--` (`args.trailing`)
 
 
 COMMANDS: list[Command] = []
@@ -58,14 +59,25 @@ def command(
     *,
     shared: str = ACTING,
     offline: bool = False,
+    trailing: bool = False,
 ) -> Callable:
     """Declare the function below as the `name` subcommand, with its own `flags`."""
 
     def declare(run: Callable) -> Callable:
-        COMMANDS.append(Command(name, summary, run, flags, shared, offline))
+        COMMANDS.append(Command(name, summary, run, flags, shared, offline, trailing))
         return run
 
     return declare
+
+
+def split_trailing(argv: list[str]) -> tuple[list[str], list[str]]:
+    """A command line's own words, and the command a `trailing` subcommand was given after
+    `--` (argparse cannot take both a positional and a command of any words after it)."""
+    takes = {declared.name for declared in COMMANDS if declared.trailing}
+    if argv[:1] and argv[0] in takes and "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1 :]
+    return argv, []
 
 
 # The parser -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ct import (
     claude_code,
+    dispatch,  # noqa: F401 (its command declares itself)
     files,
     following,  # noqa: F401 (its commands declare themselves)
     gitfacts,
@@ -41,6 +42,7 @@ from ct.commands import (
     parser,
     say,
     session_of,
+    split_trailing,
 )
 from ct.lines import attempt_lines, brief_lines, session_line
 
@@ -370,7 +372,9 @@ def send_spool_first(tower: Tower) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser(__doc__.split("\n\n")[0]).parse_args(argv)
+    words, trailing = split_trailing(sys.argv[1:] if argv is None else argv)
+    args = parser(__doc__.split("\n\n")[0]).parse_args(words)
+    args.trailing = trailing
     try:
         declared = args.command_of
         tower = None if declared.offline else Tower.configured()

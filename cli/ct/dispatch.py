@@ -1,0 +1,339 @@
+"""`ct dispatch PLAN -- COMMAND …` (DESIGN.md, "Running the plan"): claim the plan's ready
+nodes, run an agent for each in a git worktree of its own, and keep every process honest
+to the stream.
+
+It is only a client of the tower's rules: the atomic claim decides who runs what, so any
+number of dispatchers may run one plan. One loop, one thread: each tick it looks at every
+run (its process ended? its session closed by someone else? past its time? a heartbeat
+due?), then claims while a slot is free. Nothing of a run outlives its session: its
+process group is ended and its worktree removed (the branch kept).
+
+Not yet built (issue 53): an agent named by `--agent` with its hooks adopting the
+session, resuming a parked agent with a person's answer, and waking on the feed
+instead of looking every `TICK_SECONDS`."""
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ct import files, workspace
+from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
+from ct.commands import BARE, Failed, command
+from ct.text import clean
+
+TICK_SECONDS = 0.5  # how often each run is looked at: a close fences it within 2 s
+HEARTBEAT_MOST_SECONDS = 300  # a run's heartbeat at least this often, or a third of the lease
+STOP_GRACE_SECONDS = 10  # SIGTERM, then SIGKILL this long after
+NOTE_MAX = 200
+APPEND_TRIES = 5
+
+
+def _flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("plan", help="the plan to run")
+    parser.add_argument("--agents", type=int, default=1, metavar="N", help="runs at once (1-64)")
+    parser.add_argument("--repo", type=Path, help="the git checkout (default: the one here)")
+    parser.add_argument("--base", help="where new branches start (default: the checkout's HEAD)")
+    parser.add_argument("--push", action="store_true", help="push each finished branch to origin")
+    parser.add_argument("--once", action="store_true", help="stop when nothing is left to run")
+    parser.add_argument(
+        "--run-timeout", type=float, default=60, metavar="MINUTES", help="end a run past this"
+    )
+    parser.epilog = "The agent's command follows --: ct dispatch PLAN [flags] -- COMMAND …"
+
+
+@command(
+    "dispatch",
+    "Run a plan: claim its nodes and run an agent for each.",
+    _flags,
+    shared=BARE,
+    trailing=True,
+)
+def cmd_dispatch(args: argparse.Namespace, tower: Tower) -> None:
+    agent = args.trailing
+    if not agent:
+        raise Failed("give the agent's command after --: ct dispatch PLAN -- COMMAND …", USAGE)
+    if not 1 <= args.agents <= 64:
+        raise Failed("--agents must be from 1 to 64", USAGE)
+    if not args.run_timeout > 0:
+        raise Failed("--run-timeout must be more than 0 minutes", USAGE)
+    repo = workspace.repository_root((args.repo or Path.cwd()).resolve())
+    if repo is None:
+        raise Failed(f"{args.repo or Path.cwd()} is not in a git checkout: give --repo", USAGE)
+    base = args.base or "HEAD"
+    found = workspace.git(repo, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+    if found.returncode != 0:
+        raise Failed(f"--base {base} names no commit in {repo}", USAGE)
+    try:
+        plan = tower.request("GET", f"/plans/{args.plan}")
+    except Refused as refused:
+        raise Failed(f"no plan {args.plan!r} ({refused.detail})", REFUSED) from None
+    dispatcher = Dispatcher(tower, args, agent, repo, found.stdout.strip(), plan)
+    raise SystemExit(dispatcher.run())
+
+
+class Run:
+    """One node's agent: its session, worktree, process and log."""
+
+    def __init__(self, claimed: dict, space: workspace.Workspace, process: subprocess.Popen):
+        self.claimed, self.space, self.process = claimed, space, process
+        self.session: str = claimed["id"]
+        self.log = workspace.runs_home() / f"{self.session}.log"
+        self.began = self.beat = time.monotonic()
+
+
+class Dispatcher:
+    def __init__(self, tower: Tower, args, agent: list[str], repo: Path, base: str, plan: dict):
+        self.tower, self.args, self.agent, self.repo, self.base = tower, args, agent, repo, base
+        self.plan = plan
+        self.runs: dict[str, Run] = {}
+        self.stopping = False
+        self.record = files.state_file("dispatch", args.plan)
+        lease = plan.get("lease")
+        self.heartbeat_every = min(HEARTBEAT_MOST_SECONDS, lease * 60 / 3 if lease else 1e9)
+
+    # The loop -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._stop)
+        self.clean_leftovers()
+        try:
+            while not self.stopping:
+                for run in list(self.runs.values()):
+                    self.watch(run)
+                if self.stopping:
+                    break
+                if len(self.runs) < self.args.agents and self.claim_one():
+                    continue
+                if self.args.once and not self.runs:
+                    break
+                time.sleep(TICK_SECONDS)
+        finally:
+            self.release_all()
+        return self.summary() if self.args.once else 0
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    # Claims and launches ----------------------------------------------------------------
+
+    def claim_one(self) -> bool:
+        """Claim the next node and launch its agent; False when nothing is ready."""
+        try:
+            claimed = self.tower.request(
+                "POST", f"/plans/{self.args.plan}/claim", body={}, key=new_key()
+            )
+        except Refused as refused:
+            if refused.code in ("nothing_ready", "budget_spent"):
+                return False
+            raise
+        except Unreachable:
+            return False  # the tower is away: looked at again next tick
+        last = claimed.get("last_attempt") or {}
+        last_branch = (last.get("work") or {}).get("branch")
+        try:
+            space = workspace.make(
+                self.repo, self.args.plan, claimed["node"], claimed["id"], self.base, last_branch
+            )
+        except workspace.WorkspaceError as error:
+            self.close(claimed["id"], "failed", f"no worktree could be made: {error}")
+            return True
+        self.launch(claimed, space)
+        return True
+
+    def launch(self, claimed: dict, space: workspace.Workspace) -> None:
+        home = workspace.runs_home()
+        brief = home / f"{claimed['id']}.prompt"
+        text = workspace.prompt(
+            claimed, self.plan.get("title"), self.plan.get("done_when", "close")
+        )
+        files.write_private(brief, text)
+        env = {
+            **os.environ,
+            "CT_URL": self.tower.url,
+            "CT_TOKEN": self.tower.token,
+            "CT_SESSION": claimed["id"],
+            "CT_DISPATCHED": "1",
+            "CT_BRIEF_FILE": str(brief),
+            "PWD": str(space.folder),
+        }
+        log = home / f"{claimed['id']}.log"
+        with brief.open("rb") as stdin, log.open("ab") as out:
+            process = subprocess.Popen(
+                self.agent,
+                cwd=space.folder,
+                env=env,
+                stdin=stdin,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # a process group of its own: ended whole
+            )
+        run = Run(claimed, space, process)
+        self.runs[run.session] = run
+        self.remember(run)
+        note = f"dispatched: {Path(self.agent[0]).name} on {socket.gethostname()}"
+        self.append(run.session, {"type": "session_progress", "note": note[:NOTE_MAX]})
+
+    # Watching a run ---------------------------------------------------------------------
+
+    def watch(self, run: Run) -> None:
+        ended = run.process.poll()
+        try:
+            view = self.tower.request("GET", f"/sessions/{run.session}")
+        except (Refused, Unreachable):
+            view = None  # looked at again next tick; the agent goes on
+        if view is not None and view.get("status") == "closed":
+            self.finish(run, view, fenced=ended is None)
+        elif ended is not None:
+            self.finish(run, view)
+        elif time.monotonic() - run.began > self.args.run_timeout * 60:
+            end_group(run.process)
+            self.close(run.session, "failed", f"ran past {self.args.run_timeout:g} minutes")
+            self.forget(run)
+        elif view is not None and self.heartbeat_due(run, view):
+            run.beat = time.monotonic()
+            self.append(run.session, {"type": "session_progress"})
+
+    def heartbeat_due(self, run: Run, view: dict) -> bool:
+        if time.monotonic() - run.beat < self.heartbeat_every:
+            return False
+        last = view.get("last_activity")
+        if not last:
+            return True
+        quiet = datetime.now(UTC) - datetime.fromisoformat(last.replace("Z", "+00:00"))
+        return quiet.total_seconds() >= self.heartbeat_every
+
+    def finish(self, run: Run, view: dict | None, fenced: bool = False) -> None:
+        """The run's end: its close decided from how the process ended, unless someone
+        else closed the session; parked when it ended blocked."""
+        end_group(run.process)
+        status = (view or {}).get("status")
+        code = run.process.returncode
+        if fenced or status == "closed":
+            print(f"ct dispatch: {run.session} was closed by someone else: its agent ended")
+        elif status == "blocked":
+            print(
+                f"ct dispatch: {run.session} ended blocked: parked in {run.space.folder}"
+                " (resuming it with a person's answer is not built yet)"
+            )
+            self.runs.pop(run.session, None)
+            return  # its worktree and record are kept for whoever takes it up
+        elif code == 0:
+            self.push(run)
+            said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "agent finished"
+            self.close(run.session, "done", said)
+        else:
+            said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "no output"
+            self.close(run.session, "failed", f"exit status {code}: {said}"[:NOTE_MAX])
+        self.forget(run)
+
+    def push(self, run: Run) -> None:
+        if self.args.push and workspace.has_commits_over(self.repo, run.space.branch, self.base):
+            problem = workspace.push(run.space)
+            if problem:
+                print(f"ct dispatch: {run.space.branch} not pushed: {problem}", file=sys.stderr)
+
+    def forget(self, run: Run) -> None:
+        workspace.remove(self.repo, run.space.folder)
+        workspace.keep_tail(run.log)
+        self.runs.pop(run.session, None)
+        files.update_json(self.record, lambda kept: kept.get("runs", {}).pop(run.session, None))
+
+    # Stopping ---------------------------------------------------------------------------
+
+    def release_all(self) -> None:
+        """Every running agent ended, and its session closed `released` so that its node
+        is ready again at once."""
+        for run in list(self.runs.values()):
+            end_group(run.process)
+            self.close(run.session, "released", "dispatcher stopped")
+            self.forget(run)
+
+    def summary(self) -> int:
+        try:
+            plan = self.tower.request("GET", f"/plans/{self.args.plan}")
+        except (Refused, Unreachable) as error:
+            print(f"ct dispatch: the plan's end is unknown ({error})", file=sys.stderr)
+            return REFUSED
+        counts = ", ".join(f"{state} {count}" for state, count in plan["counts"].items())
+        cost = (plan.get("usage") or {}).get("cost_usd")
+        spent = f"; spent ${cost:.2f}" if cost is not None else ""
+        print(f"plan {plan['id']}: {plan['status']}: {counts}{spent}")
+        return 0 if plan["status"] == "done" else REFUSED
+
+    # The tower and the record -----------------------------------------------------------
+
+    def close(self, session: str, outcome: str, note: str) -> None:
+        body = {"type": "session_close", "outcome": outcome, "note": note or outcome}
+        self.append(session, body)
+
+    def append(self, session: str, body: dict) -> None:
+        """Append under one idempotency key, tried again while the tower is away: nothing
+        doubled, nothing lost while it comes back within seconds."""
+        key = new_key()
+        for attempt in range(APPEND_TRIES):
+            try:
+                self.tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
+                return
+            except Refused as refused:
+                if refused.code != "conflict":
+                    print(f"ct dispatch: {session}: {refused.detail}", file=sys.stderr)
+                return  # closed meanwhile, or refused: nothing more to say to it
+            except Unreachable:
+                time.sleep(0.5 * 2**attempt)
+        print(f"ct dispatch: {session}: the tower did not take {body['type']}", file=sys.stderr)
+
+    def remember(self, run: Run) -> None:
+        entry = {"folder": str(run.space.folder), "pgid": run.process.pid}
+        files.update_json(
+            self.record, lambda kept: kept.setdefault("runs", {}).update({run.session: entry})
+        )
+
+    def clean_leftovers(self) -> None:
+        """What an earlier dispatcher of this plan left: the worktrees (and any process
+        still running) of its sessions that are closed now."""
+        kept = files.read_json(self.record).get("runs", {})
+        for session, entry in kept.items():
+            try:
+                view = self.tower.request("GET", f"/sessions/{session}")
+            except Refused:
+                view = {"status": "closed"}  # no such session any more
+            except Unreachable:
+                continue
+            if view.get("status") == "closed":
+                folder = Path(entry["folder"])
+                if _runs_in(entry["pgid"], folder):  # never a stranger that got its number
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(entry["pgid"], signal.SIGKILL)
+                workspace.remove(self.repo, folder)
+                files.update_json(self.record, lambda found, s=session: found["runs"].pop(s, None))
+
+
+def _runs_in(pid: int, folder: Path) -> bool:
+    """Whether process `pid` runs in `folder` (its working folder is in it)."""
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd")).is_relative_to(folder)
+    except OSError:
+        return False
+
+
+def end_group(process: subprocess.Popen) -> None:
+    """The process group ended: SIGTERM, then SIGKILL after `STOP_GRACE_SECONDS`; and
+    whatever of the group outlived its leader, killed."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # stragglers of a leader that ended

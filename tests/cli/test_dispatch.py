@@ -1,0 +1,272 @@
+"""`ct dispatch PLAN -- COMMAND` (DESIGN.md, "Running the plan"), against a live tower in
+real git repositories with a stand-in agent (a Python script that reads its prompt,
+commits a file and exits as told): each node claimed, run in a worktree of its own on
+`ct/<plan>/<node>` and closed by how its process ended; a run past its time ended; a
+session closed by a person fences its agent; SIGTERM releases the running nodes; and
+nothing is left behind: no process, no worktree."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE
+from sessions.models import Event
+from sessions.readmodels import plan_views
+from sessions.rules.append import append_event
+from tests.support.ct_tools import CT, ct_env, run_ct
+from tests.support.git_repo import checkout, commit, git
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AGENT = """
+import os, pathlib, subprocess, sys, time
+prompt = sys.stdin.read()
+session = os.environ["CT_SESSION"]
+pathlib.Path(os.environ["CT_PIDS"], session).write_text(str(os.getpid()))
+mode = os.environ.get("AGENT_MODE", "work")
+if mode == "sleep":
+    time.sleep(600)
+name = session + ".txt"
+pathlib.Path(name).write_text(prompt)
+subprocess.run(["git", "add", name], check=True)
+subprocess.run(["git", "commit", "-q", "-m", "work of " + session], check=True)
+print("did the work on " + os.environ["CT_SESSION"])
+sys.exit(3 if mode == "fail" else 0)
+"""
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "agent",
+    "GIT_AUTHOR_EMAIL": "agent@example.com",
+    "GIT_COMMITTER_NAME": "agent",
+    "GIT_COMMITTER_EMAIL": "agent@example.com",
+}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    folder = checkout(tmp_path / "shop", branch="main")
+    commit(folder)
+    return folder
+
+
+@pytest.fixture
+def agent(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    return [sys.executable, str(script)]
+
+
+@pytest.fixture
+def env(tmp_path, live_server, token):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    return {**ct_env(tmp_path / "home", live_server.url, token), **IDENTITY, "CT_PIDS": str(pids)}
+
+
+def make_plan(alice, nodes, plan_id="p"):
+    append_event(plan_id, PLAN_CREATE, {"title": "Ship", "nodes": nodes}, user=alice)
+    return plan_id
+
+
+CHAIN = [
+    {"key": "a", "title": "Schema", "brief": "Add the table."},
+    {"key": "b", "title": "API", "needs": ["a"]},
+]
+
+
+def dispatch(env, repo, agent, *flags, mode="work", timeout=90):
+    return run_ct(
+        {**env, "AGENT_MODE": mode},
+        "dispatch", "p", "--repo", str(repo), *flags, "--", *agent,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie waiting for its parent does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def agent_pids(env) -> list[int]:
+    return [int(path.read_text()) for path in Path(env["CT_PIDS"]).iterdir()]
+
+
+def worktrees(repo) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return [line for line in listed if line.startswith("worktree ")]
+
+
+def test_a_chain_runs_to_done_each_node_on_its_own_branch(env, repo, agent, alice):
+    make_plan(alice, CHAIN)
+    done = dispatch(env, repo, agent, "--once")
+    assert done.returncode == 0, done.stderr
+    assert "plan p: done" in done.stdout
+    view = plan_views.plan_view("p")
+    assert view.status == "done"
+    for node in view.nodes:
+        assert node.last_attempt.outcome == "done"
+        assert node.last_attempt.note.startswith("did the work on ")
+        log = git(repo, "log", "--format=%s", f"ct/p/{node.key}")
+        assert f"work of {node.last_attempt.session}" in log
+    assert worktrees(repo) == [f"worktree {repo}"]
+    assert not any(alive(pid) for pid in agent_pids(env))
+
+
+def test_the_agent_is_given_its_title_brief_and_plan(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    assert dispatch(env, repo, agent, "--once").returncode == 0
+    session = plan_views.plan_view("p").node("a").last_attempt.session
+    prompt = git(repo, "show", f"ct/p/a:{session}.txt")
+    assert "Your task: Schema (node a of the plan Ship)." in prompt
+    assert "Add the table." in prompt
+
+
+def test_a_failing_agent_fails_its_node_saying_how_it_ended(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    done = dispatch(env, repo, agent, "--once", mode="fail")
+    assert done.returncode == 1
+    node = plan_views.plan_view("p").node("a")
+    assert node.state == "failed"
+    assert node.last_attempt.note.startswith("exit status 3: did the work on ")
+
+
+def test_a_run_past_its_time_is_ended_and_failed(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    done = dispatch(env, repo, agent, "--once", "--run-timeout", "0.03", mode="sleep")
+    assert done.returncode == 1
+    node = plan_views.plan_view("p").node("a")
+    assert node.last_attempt.note == "ran past 0.03 minutes"
+    assert not any(alive(pid) for pid in agent_pids(env))
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def wait_for(condition, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def background(env, repo, agent, mode="sleep"):
+    args = [CT, "dispatch", "p", "--repo", str(repo), "--once", "--", *agent]
+    return subprocess.Popen(
+        args, env={**env, "AGENT_MODE": mode}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def test_a_person_closing_the_session_ends_its_agent_within_two_seconds(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    running = background(env, repo, agent)
+    try:
+        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        [pid] = agent_pids(env)
+        session = plan_views.plan_view("p").node("a").session
+        append_event(session, CLOSE, {"outcome": "abandoned", "note": "wrong approach"}, user=alice)
+        closed_at = time.monotonic()
+        assert wait_for(lambda: not alive(pid), seconds=10)
+        assert time.monotonic() - closed_at < 2.5
+        assert running.wait(30) == 1  # the node failed: abandoned by a person
+    finally:
+        running.kill()
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_sigterm_releases_the_running_nodes_and_leaves_nothing(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    running = background(env, repo, agent)
+    try:
+        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        [pid] = agent_pids(env)
+        running.send_signal(signal.SIGTERM)
+        running.wait(30)
+    finally:
+        running.kill()
+    assert not alive(pid)
+    node = plan_views.plan_view("p").node("a")
+    assert node.state == "ready"
+    assert (node.last_attempt.outcome, node.last_attempt.note) == ("released", "dispatcher stopped")
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_a_worktree_that_cannot_be_made_fails_the_session_with_the_reason(
+    env, repo, agent, alice, tmp_path
+):
+    make_plan(alice, CHAIN[:1])
+    git(repo, "worktree", "add", "-q", "-b", "ct/p/a", str(tmp_path / "elsewhere"))
+    done = dispatch(env, repo, agent, "--once")
+    assert done.returncode == 1
+    node = plan_views.plan_view("p").node("a")
+    assert node.state == "failed"
+    assert node.last_attempt.note.startswith("no worktree could be made: ")
+    assert "already" in node.last_attempt.note
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ((), "give the agent's command after --"),
+        (("--agents", "0"), "--agents must be from 1 to 64"),
+        (("--run-timeout", "0"), "--run-timeout must be more than 0"),
+        (("--base", "no-such-ref"), "--base no-such-ref names no commit"),
+    ],
+)
+def test_bad_flags_are_refused_with_exit_2_and_nothing_claimed(
+    env, repo, agent, alice, flags, said
+):
+    make_plan(alice, CHAIN)
+    command = ("--", *agent) if flags else ()
+    done = run_ct(env, "dispatch", "p", "--repo", str(repo), *flags, *command)
+    assert done.returncode == 2
+    assert said in done.stderr
+    assert not Event.objects.exclude(session="p").exists()
+
+
+def test_a_folder_that_is_no_git_checkout_is_refused(env, agent, alice, tmp_path):
+    make_plan(alice, CHAIN)
+    done = run_ct(env, "dispatch", "p", "--repo", str(tmp_path), "--", *agent)
+    assert done.returncode == 2
+    assert "is not in a git checkout" in done.stderr
+
+
+def test_an_unknown_plan_is_refused_with_exit_1(env, repo, agent):
+    done = run_ct(env, "dispatch", "nope", "--repo", str(repo), "--", *agent)
+    assert done.returncode == 1
+    assert "no plan 'nope'" in done.stderr
+    assert not Event.objects.exists()
+
+
+def test_the_agent_commits_in_its_worktree_on_its_nodes_branch(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    assert dispatch(env, repo, agent, "--once").returncode == 0
+    session = plan_views.plan_view("p").node("a").last_attempt.session
+    assert git(repo, "branch", "--show-current") == "main"  # the checkout itself untouched
+    assert sorted(git(repo, "ls-tree", "--name-only", "ct/p/a").splitlines()) == sorted(
+        ["a.txt", f"{session}.txt"]
+    )
+
+
+def test_a_dispatcher_cleans_what_a_killed_one_left_of_a_closed_session(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    first = background(env, repo, agent)
+    try:
+        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        [pid] = agent_pids(env)
+        first.send_signal(signal.SIGKILL)  # no chance to end its agent or its worktree
+        first.wait(30)
+    finally:
+        first.kill()
+    assert alive(pid) and len(worktrees(repo)) == 2
+    session = plan_views.plan_view("p").node("a").session
+    append_event(session, CLOSE, {"outcome": "abandoned", "note": "taken over"}, user=alice)
+    assert dispatch(env, repo, agent, "--once").returncode == 1  # the node failed
+    assert wait_for(lambda: not alive(pid), seconds=5)
+    assert worktrees(repo) == [f"worktree {repo}"]
