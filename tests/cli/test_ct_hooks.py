@@ -303,9 +303,8 @@ def test_a_message_that_lands_during_the_hand_over_is_not_acknowledged_unseen(
             return answer
 
     payload = hook_payload("PreToolUse", SID, repo)
-    run = claude_code.Hook(
-        payload, MessageMeanwhile(env["CT_URL"], env["CT_TOKEN"]), time.monotonic() + 5
-    )
+    tower = MessageMeanwhile(env["CT_URL"], env["CT_TOKEN"])
+    run = claude_code.Hook(payload, tower, time.monotonic() + 5, claude_code.AGENT)
     said = claude_code.on_pre_tool_use(run)["hookSpecificOutput"]["permissionDecisionReason"]
     assert "first" in said and "second" not in said
     assert events_of(SESSION) == [START, MESSAGE, MESSAGE]  # no acknowledgement

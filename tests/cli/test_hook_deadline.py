@@ -8,7 +8,7 @@ import json
 import time
 
 import pytest
-from ct import claude_code, space
+from ct import claude_code, hook_engine, space
 
 from sessions.domain.vocabulary import PLAN_CREATE, START
 from sessions.rules.append import append_event
@@ -60,13 +60,12 @@ def test_a_hook_that_runs_past_its_hard_stop_lets_the_agent_go_on(tmp_path, monk
     monkeypatch.setenv("CT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CT_TOKEN", "unused")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setattr(claude_code, "HARD_STOP_SECONDS", 0.2)
+    monkeypatch.setattr(hook_engine, "HARD_STOP_SECONDS", 0.2)
 
     def runs_for_ever(hook):
         while True:
             pass
 
-    monkeypatch.setattr(claude_code, "on_session_start", runs_for_ever)
     monkeypatch.setitem(claude_code.HANDLERS, "SessionStart", runs_for_ever)
     payload = hook_payload("SessionStart", SID, tmp_path)
     said = io.StringIO()

@@ -1,0 +1,367 @@
+"""The hook engine: what every agent's hooks share (DESIGN.md, "The agent's side"). An
+adapter per agent (`claude_code`, and later Codex, Gemini CLI, OpenCode) maps its own
+events onto handlers of a `Hook`, and says things in its own output format (`Agent`).
+
+A `Hook` is one hook call: the agent's input, the tower, and the record its session's
+hooks keep in the state folder (which tower session is theirs, the last heartbeat, the
+messages handed over). It reports work and spend, throttles heartbeats, hands messages,
+fences, pauses and reservations to the agent, and never breaks or stalls it: `run`
+answers within `BUDGET_SECONDS`, cuts anything else short at `HARD_STOP_SECONDS`, always
+exits 0, and spools what the tower could not take."""
+
+import functools
+import io
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ct import files, gitfacts, space, spooling, transcript
+from ct.client import NotSignedIn, Refused, Tower, Unreachable
+from ct.deadline import Overran, hard_stop
+from ct.hooklog import log
+from ct.lines import budget_spent, fenced, messages_text
+from ct.text import clean
+
+# The agent waits for a hook; ours answer well within 2 s, the interpreter's start
+# included, whatever the tower does: the network and the reservation check stop at
+# BUDGET_SECONDS, and anything still running at HARD_STOP_SECONDS is cut short.
+BUDGET_SECONDS, HARD_STOP_SECONDS = 1.5, 1.8
+HEARTBEAT_EVERY_SECONDS = 60
+TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, MODEL_MAX = 200, 2000, 2000, 200, 100
+# The tower's token fields, in the order of `transcript.COUNTS`.
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+STATUS_AFTER = {"session_block": "blocked", "session_unblock": "active", "session_close": "closed"}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent's adapter: the name of its records in the state folder, the prefix of
+    the sessions its hooks start, its events' handlers (the one that starts a session
+    named), and how it passes text to its model (`say(payload, text, deny)`)."""
+
+    name: str
+    prefix: str
+    start_event: str
+    say: Callable[[dict, str, bool], dict]
+    handlers: dict = field(default_factory=dict)
+
+
+def dispatched_session() -> str | None:
+    """Under `ct dispatch` (`CT_DISPATCHED=1`): the session the dispatcher claimed, which
+    the hooks adopt and report into (they start, block at a turn's end and close none)."""
+    if os.environ.get("CT_DISPATCHED") == "1":
+        return os.environ.get("CT_SESSION") or None
+    return None
+
+
+class Hook:
+    """One hook call: the agent's input, the tower, and what this agent session's hooks
+    remember (which tower session is its, when it last sent a heartbeat, the last message
+    handed over)."""
+
+    def __init__(self, payload: dict, tower: Tower, deadline: float, agent: Agent) -> None:
+        self.payload, self.tower, self.deadline, self.agent = payload, tower, deadline, agent
+        self.spool = files.Spool()
+        agent_session = str(payload["session_id"])
+        self.record_path = files.state_file(agent.name, agent_session)
+        self.record = files.read_json(self.record_path)
+        self.agent_session = agent_session
+
+    @property
+    def session(self) -> str | None:
+        """The tower session this agent session's hooks report to. With no state
+        folder to remember it in, the one its start names (generation 0)."""
+        found = self.record.get("session")
+        if found is None and not files.writable(files.state_home()):
+            return first_session_id(self.agent.prefix, self.agent_session)
+        return found
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    @functools.cached_property
+    def checkout(self) -> gitfacts.Checkout | None:
+        """The checkout the tool ran in, read once a hook (its `.git` files)."""
+        return gitfacts.checkout(Path(self.payload.get("cwd") or "."))
+
+    def remember(self, **changes) -> None:
+        """Keep `changes` in this agent session's record (in memory at least: with
+        the state folder unwritable, the hook goes on with what it has)."""
+
+        def change(known: dict) -> None:
+            known.update(changes)
+
+        try:
+            self.record = files.update_json(self.record_path, change, self.deadline)
+        except OSError:
+            self.record = {**self.record, **changes}
+
+    def begin(self, session: str, generation: int) -> None:
+        """This agent session is now `session`'s (its `generation`-th)."""
+        self.remember(
+            session=session,
+            generation=generation,
+            closed=False,
+            fenced=None,
+            handed_seq=0,
+            last_heartbeat=0,
+        )
+
+    def known(self) -> dict:
+        """What `ct` last learnt of the session (seq, status)."""
+        return files.read_json(files.stream_state_path(self.session))
+
+    def append(self, body: dict) -> bool:
+        """Send an event to this session, through the spool (its status as the event
+        leaves it is known at once, so that the hooks after it act on it)."""
+        body = cleaned(body)
+        if body["type"] in STATUS_AFTER:
+            files.expect_status(self.session, STATUS_AFTER[body["type"]])
+        path = f"/sessions/{self.session}/events"
+        request = spooling.entry("POST", path, body, self.session)
+        return spooling.send(self.tower, request, self.spool, self.deadline)
+
+    def view(self) -> dict | None:
+        """The session's view, or None when the tower does not answer in time; a
+        tower that answers gets the spool first."""
+        try:
+            view = self.tower.request("GET", f"/sessions/{self.session}", timeout=self.left())
+        except Unreachable:
+            return None
+        except Refused:  # it answered (the session's start may still be in the spool)
+            view = None
+        if self.spool.pending():
+            spooling.flush(self.tower, self.spool, self.deadline)
+        return view
+
+    def report_work(self) -> None:
+        """A `session_work` with the checkout's repo, branch and head commit, when they
+        moved since the last one this agent session's hooks sent (read from `.git`:
+        no git process, so a tool call costs a few small reads)."""
+        found = self.checkout and self.checkout.facts
+        if not found or found.commit is None:
+            return  # no commit yet: nothing has landed (the title says the branch)
+        if self.record.get("reported_work") == list(found):
+            return
+        self.remember(reported_work=list(found))
+        self.append({"type": "session_work", **found.report()})
+
+    def report_usage(self) -> None:
+        """A `session_usage` for each model whose totals moved since the last this agent
+        session's hooks sent, read on from where they stopped in its transcript."""
+        path = self.payload.get("transcript_path")
+        if not isinstance(path, str) or not path:
+            return
+        reading = transcript.read(path, self.record.get("transcript"))
+        sent = self.record.get("reported_usage") or {}
+        moved = {m: c for m, c in reading.get("totals", {}).items() if sent.get(m) != c}
+        self.remember(transcript=reading, reported_usage={**sent, **moved})
+        for model, counts in moved.items():
+            name = clean(model, MODEL_MAX, "line")
+            if name:
+                tokens = dict(zip(USAGE_COUNTS, counts, strict=True))
+                self.append({"type": "session_usage", "model": name, **tokens})
+
+    def heartbeat_due(self) -> bool:
+        """Whether this call sends the minute's heartbeat: a look without the lock first
+        (the throttled path), then a check-and-set under it, so that of racing hooks
+        (parallel tool calls) one sends."""
+        now = time.time()
+        if now - self.record.get("last_heartbeat", 0) < HEARTBEAT_EVERY_SECONDS:
+            return False
+
+        def take(known: dict) -> None:
+            if now - known.get("last_heartbeat", 0) >= HEARTBEAT_EVERY_SECONDS:
+                known["last_heartbeat"] = now
+
+        try:
+            self.record = files.update_json(self.record_path, take, self.deadline)
+        except OSError:
+            return True  # no state folder to throttle by: every call is due
+        return self.record.get("last_heartbeat") == now
+
+    def heartbeat(self, note: str | None = None, due: bool = False) -> dict | None:
+        """A heartbeat saying `note` (what the agent is doing), at most one a minute
+        unless `due` (a new prompt), never over messages not yet handed over: it expects
+        the seq last seen, and on a conflict hands over what came (where the event can
+        pass text) instead."""
+        if due:
+            self.remember(last_heartbeat=time.time())
+        elif not self.heartbeat_due():
+            return None  # throttled: no request at all
+        self.report_usage()  # the usage goes with the heartbeat
+        seq = self.known().get("seq")
+        body = cleaned({"type": "session_progress", "note": note})
+        written = self.record.get("written")
+        if written:  # the paths written since the last heartbeat go with it
+            body["paths"] = written
+            self.remember(written=[])
+        if seq is None or self.spool.pending():  # the seq is known once the spool has gone
+            body["expected_seq"] = spooling.EXPECT_LATEST
+            self.append(body)
+            return None
+        body["expected_seq"] = seq
+        try:
+            answer = self.tower.request(
+                "POST", f"/sessions/{self.session}/events", body=body, timeout=self.left()
+            )
+        except Unreachable:
+            body["expected_seq"] = spooling.EXPECT_LATEST
+            self.append(body)
+            return None
+        except Refused as refusal:
+            if written:  # not sent: they go with the next one
+                self.remember(written=written)
+            if refusal.code in ("stale_expected_seq", "transition_not_allowed"):
+                return self.hand_over()  # something came: a message, a reclaim
+            return None
+        files.remember(self.session, answer)
+        return None
+
+    def hand_over(self) -> dict | None:
+        """Give the agent what is waiting for it (a reclaim's fencing, messages not yet
+        handed over), then acknowledge the messages with the seq seen: a message that
+        lands meanwhile stays pending. None when there is nothing to say."""
+        view = self.view()
+        if view is None:
+            return None
+        files.remember(self.session, view)
+        if view["status"] == "closed":
+            told = fenced(view)
+            if told is None:
+                return None
+            self.remember(fenced=told)
+            return self.say(told, deny=True)
+        paused = budget_spent(view)
+        if paused is not None:
+            return self.pause(view, paused)
+        handed = self.record.get("handed_seq", 0)
+        fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
+        if not fresh:
+            return None
+        self.remember(handed_seq=max(m["seq"] for m in fresh), last_heartbeat=time.time())
+        # No note: the card keeps saying what the agent does, not that it read a message.
+        ack = {"type": "session_progress", "expected_seq": view["seq"]}
+        try:
+            answer = self.tower.request(
+                "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()
+            )
+            files.remember(self.session, answer)
+        except (Unreachable, Refused):
+            pass  # a message landed meanwhile (or the tower went): it stays pending
+        return self.say(messages_text(fresh), deny=True)
+
+    def pause(self, view: dict, reason: str) -> dict:
+        """Refuse the tool call of an agent whose budget is spent, and block its session
+        with why (once per wait: a person raises the budget and unblocks it)."""
+        if view["status"] != "blocked" or self.record.get("paused_for") != reason:
+            self.remember(paused_for=reason)
+            self.append({"type": "session_block", "reason": reason})
+        return self.say(
+            f"STOP. Control Tower: {reason}. Do not go on with this work: tell the person, "
+            "then stop and wait until they raise the budget and unblock this session.",
+            deny=True,
+        )
+
+    def check_space(self) -> dict | None:
+        """Before a write: who else holds the path (from a copy of the repo's
+        reservations at most 15 s old). With `CT_RESERVATIONS=deny` the write is refused
+        with that sentence; by default (`warn`) it runs and the agent is told."""
+        target = space.written_path(self.payload, self.checkout)
+        if target is None:
+            return None
+        repo, path = target
+        items = space.reservations(self.tower, repo, self.left())
+        others = space.holders(items or [], path, self.session, self.deadline)
+        if not others:
+            return None  # none, or not found out in time: the write goes through
+        said = space.held_sentence(path, others)
+        if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
+            return self.say(f"{said} Leave this file to them, or message them.", deny=True)
+        return self.say(f"{said} Mind their work: message them before changing it much.")
+
+    def note_written(self) -> None:
+        """Keep the path a write tool wrote, for the next heartbeat's `paths`."""
+        target = space.written_path(self.payload, self.checkout)
+        if target is not None:
+            written = [p for p in self.record.get("written", []) if p != target[1]]
+            self.remember(written=[*written, target[1]][-space.PATHS_MAX :])
+
+    def say(self, text: str, deny: bool = False) -> dict:
+        """The hook's output passing `text` to the agent (refusing its tool call with it,
+        when `deny` and the event can), in the agent's own format."""
+        return self.agent.say(self.payload, text, deny)
+
+
+def cleaned(body: dict) -> dict:
+    """`body` with its texts as the tower takes them (`ct.text.clean`): a person's
+    answer is never set aside for an emoji, an ANSI escape or a bidi override. A note
+    with nothing left is left out; a reason or title, replaced by a plain one."""
+    body = {name: value for name, value in body.items() if value is not None}
+    for name, limit, kind, instead in (
+        ("title", TITLE_MAX, "line", "session"),
+        ("reason", REASON_MAX, "text", "waiting for a person"),
+        ("note", NOTE_MAX, "text", None),
+    ):
+        if isinstance(body.get(name), str):
+            body[name] = clean(body[name], limit, kind) or instead
+            if body[name] is None:
+                del body[name]
+    return body
+
+
+def first_session_id(prefix: str, agent_session: str) -> str:
+    """The tower session an agent session's start names (its first generation)."""
+    return f"{prefix}-{_safe_id(agent_session)}"[:60]
+
+
+def run(agent: Agent, stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
+    """Run one hook call of `agent`; always 0, so that nothing here ever stops it."""
+    started = time.monotonic()
+    try:
+        with hard_stop(started + HARD_STOP_SECONDS):
+            run, said = handle(agent, json.load(stdin), started + BUDGET_SECONDS)
+        if said:
+            stdout.write(json.dumps(said))
+        if run is not None and run.spool.pending():
+            # The agent may never run again here: a flusher of its own sends the rest.
+            from ct import flusher
+
+            flusher.start()
+    except Overran:
+        log(f"the hook ran past its {HARD_STOP_SECONDS} s and let the agent go on")
+    except NotSignedIn as error:
+        log(str(error))
+    except Exception:  # a hook must never break the agent: note it and let it go on
+        import traceback
+
+        log(traceback.format_exc())
+    return 0
+
+
+def handle(agent: Agent, payload: dict, soft_deadline: float) -> tuple[Hook | None, dict | None]:
+    """The hook call `payload` asks for, and what it says to the agent."""
+    event = payload.get("hook_event_name")
+    handler = agent.handlers.get(event)
+    if handler is None or not payload.get("session_id"):
+        return None, None
+    run = Hook(payload, Tower.configured(), soft_deadline, agent)
+    if run.session is None and event != agent.start_event:
+        return None, None  # a session this hook never started: nothing to report
+    return run, handler(run)
+
+
+def title_of(folder: Path) -> str:
+    """The git branch checked out in `folder`, else the folder's name."""
+    found = gitfacts.facts(folder)
+    if found is not None and found.branch:
+        return found.branch[:TITLE_MAX]
+    return (folder.resolve().name or "session")[:TITLE_MAX]
+
+
+def _safe_id(text: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in text)
+    return cleaned.lstrip(".-") or "session"
