@@ -8,13 +8,17 @@ run (its process ended? its session closed by someone else? past its time? a hea
 due?), then claims while a slot is free. Nothing of a run outlives its session: its
 process group is ended and its worktree removed (the branch kept).
 
-Not yet built (issue 53): an agent named by `--agent` with its hooks adopting the
-session, resuming a parked agent with a person's answer, and waking on the feed
-instead of looking every `TICK_SECONDS`."""
+With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
+settings file of the dispatcher's own; its hooks adopt the claimed session
+(`CT_DISPATCHED`). Not yet built (issue 53): the other agents, resuming a parked agent
+with a person's answer, and waking on the feed instead of looking every `TICK_SECONDS`."""
 
 import argparse
 import contextlib
+import json
 import os
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +27,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ct import files, workspace
+from ct import files, hook_settings, workspace
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
 from ct.text import clean
@@ -45,6 +49,12 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--run-timeout", type=float, default=60, metavar="MINUTES", help="end a run past this"
     )
+    parser.add_argument(
+        "--agent",
+        choices=tuple(AGENTS),
+        default="claude-code",
+        help="the agent to run, when no command follows -- (default claude-code)",
+    )
     parser.epilog = "The agent's command follows --: ct dispatch PLAN [flags] -- COMMAND …"
 
 
@@ -56,9 +66,11 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     trailing=True,
 )
 def cmd_dispatch(args: argparse.Namespace, tower: Tower) -> None:
-    agent = args.trailing
+    agent = args.trailing or AGENTS[args.agent]()
     if not agent:
         raise Failed("give the agent's command after --: ct dispatch PLAN -- COMMAND …", USAGE)
+    if shutil.which(agent[0]) is None:
+        raise Failed(f"{agent[0]} is not on PATH: install it, or give -- COMMAND", USAGE)
     if not 1 <= args.agents <= 64:
         raise Failed("--agents must be from 1 to 64", USAGE)
     if not args.run_timeout > 0:
@@ -76,6 +88,21 @@ def cmd_dispatch(args: argparse.Namespace, tower: Tower) -> None:
         raise Failed(f"no plan {args.plan!r} ({refused.detail})", REFUSED) from None
     dispatcher = Dispatcher(tower, args, agent, repo, found.stdout.strip(), plan)
     raise SystemExit(dispatcher.run())
+
+
+# Each agent run headless, `{prompt}` standing for the prompt's text; `CT_AGENT_ARGS` adds
+# words after them (the flags that let an agent act unattended are the user's to give:
+# the tower never grants them itself).
+def _claude_code() -> list[str]:
+    settings = files.state_file("dispatch", "claude-code-settings")
+    block = hook_settings.settings_block(hook_settings.hook_command())
+    files.write_private(settings, json.dumps(block))
+    words = ["claude", "-p", PROMPT, "--output-format", "json", "--settings", str(settings)]
+    return [*words, *shlex.split(os.environ.get("CT_AGENT_ARGS", ""))]
+
+
+PROMPT = "{prompt}"
+AGENTS = {"claude-code": _claude_code}
 
 
 class Run:
@@ -165,9 +192,10 @@ class Dispatcher:
             "PWD": str(space.folder),
         }
         log = home / f"{claimed['id']}.log"
+        words = [text if word == PROMPT else word for word in self.agent]
         with brief.open("rb") as stdin, log.open("ab") as out:
             process = subprocess.Popen(
-                self.agent,
+                words,
                 cwd=space.folder,
                 env=env,
                 stdin=stdin,
@@ -227,7 +255,7 @@ class Dispatcher:
             return  # its worktree and record are kept for whoever takes it up
         elif code == 0:
             self.push(run)
-            said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "agent finished"
+            said = clean(workspace.final_answer(run.log), NOTE_MAX, "line") or "agent finished"
             self.close(run.session, "done", said)
         else:
             said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "no output"

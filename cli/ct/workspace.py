@@ -5,6 +5,7 @@ Each worktree lives in the state folder, so a dispatcher's leftovers are found a
 The standard library only, and git through its command line: nothing here runs longer
 than git does."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -131,11 +132,25 @@ def keep_tail(log: Path) -> None:
         pass
 
 
+def final_answer(log: Path, limit: int = 200) -> str:
+    """What the agent said last: the first line of its JSON result's `result` (a headless
+    agent's `--output-format json`), else its output's last line; at most `limit`
+    characters."""
+    said = last_line(log, 1_000_000)
+    try:
+        result = json.loads(said).get("result")
+    except (ValueError, AttributeError):
+        result = None
+    if isinstance(result, str) and result.strip():
+        said = result.strip().splitlines()[0]
+    return said[:limit]
+
+
 def last_line(log: Path, limit: int = 200) -> str:
     """The log's last line with something on it, cut to `limit` characters."""
     try:
         with log.open("rb") as source:
-            source.seek(max(0, log.stat().st_size - 8192))
+            source.seek(max(0, log.stat().st_size - 65536))
             text = source.read().decode("utf-8", "replace")
     except OSError:
         return ""

@@ -213,7 +213,7 @@ def test_a_worktree_that_cannot_be_made_fails_the_session_with_the_reason(
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        ((), "give the agent's command after --"),
+        ((), "claude is not on PATH"),
         (("--agents", "0"), "--agents must be from 1 to 64"),
         (("--run-timeout", "0"), "--run-timeout must be more than 0"),
         (("--base", "no-such-ref"), "--base no-such-ref names no commit"),

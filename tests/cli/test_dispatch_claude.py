@@ -1,0 +1,63 @@
+"""`ct dispatch PLAN --agent claude-code` with the real Claude Code (pinned in
+tests/agents), headless against a stand-in for its model on loopback, in a real git
+repository: the hooks of the dispatcher's own settings adopt the claimed session, the
+model's Bash call commits on the node's branch, and the session closes `done` with the
+agent's final answer."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessions.domain.vocabulary import PLAN_CREATE, PROGRESS, USAGE, WORK
+from sessions.models import Event
+from sessions.readmodels import plan_views
+from sessions.rules.append import append_event
+from tests.cli.test_claude_code import CLAUDE, required
+from tests.cli.test_dispatch import IDENTITY, worktrees
+from tests.support.ct_tools import CT, ct_env, run_ct
+from tests.support.git_repo import checkout, commit, git
+from tests.support.model_standin import ModelStandIn, text, tool_use
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_claude_code_runs_a_node_in_its_worktree_and_closes_it_done(
+    tmp_path, live_server, token, alice
+):
+    required(CLAUDE, "Claude Code")
+    repo = checkout(tmp_path / "shop", branch="main")
+    commit(repo)
+    nodes = [{"key": "a", "title": "Write the notes", "brief": "Put NOTES.md in the root."}]
+    append_event("p", PLAN_CREATE, {"title": "Ship", "nodes": nodes}, user=alice)
+    script = [
+        [tool_use("Bash", {"command": "echo notes > NOTES.md && git add NOTES.md && "
+                           "git commit -qm 'Add the notes'", "description": "Commit"})],
+        [text("Committed the notes.\nNothing else to do.")],
+    ]  # fmt: skip
+    with ModelStandIn(script) as model:
+        model.gate.set()
+        env = {
+            **ct_env(tmp_path / "home", live_server.url, token),
+            **IDENTITY,
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": "sk-ant-standin",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CT_AGENT_ARGS": "--allowedTools Bash",
+        }
+        env["PATH"] = (
+            f"{CLAUDE.parent}:{Path(CT).parent}:{Path(sys.executable).parent}:{env['PATH']}"
+        )
+        done = run_ct(env, "dispatch", "p", "--repo", str(repo), "--once", timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    node = plan_views.plan_view("p").node("a")
+    session = node.last_attempt.session
+    assert (node.state, node.last_attempt.note) == ("done", "Committed the notes.")
+    assert "Add the notes" in git(repo, "log", "--format=%s", "ct/p/a")
+    assert "Put NOTES.md in the root." in str(model.requests[0])
+    # The hooks reported into the claimed session: no session of their own.
+    assert not Event.objects.filter(session__startswith="cc-").exists()
+    kinds = list(Event.objects.filter(session=session).values_list("type", flat=True))
+    assert kinds.count(WORK) == 2  # where it started, and the commit the Bash call made
+    assert USAGE in kinds and PROGRESS in kinds
+    assert worktrees(repo) == [f"worktree {repo}"]
