@@ -10,8 +10,9 @@ process group is ended and its worktree removed (the branch kept).
 
 With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
 settings file of the dispatcher's own; its hooks adopt the claimed session
-(`CT_DISPATCHED`). Not yet built (issue 53): the other agents, resuming a parked agent
-with a person's answer, and waking on the feed instead of looking every `TICK_SECONDS`."""
+(`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a person's answer.
+Not yet built (issue 53): the other agents, taking up parked sessions after a restart,
+and waking on the feed instead of looking every `TICK_SECONDS`."""
 
 import argparse
 import contextlib
@@ -98,15 +99,19 @@ def _claude_code() -> list[str]:
     block = hook_settings.settings_block(hook_settings.hook_command())
     files.write_private(settings, json.dumps(block))
     words = ["claude", "-p", PROMPT, "--output-format", "json", "--settings", str(settings)]
-    return [*words, *shlex.split(os.environ.get("CT_AGENT_ARGS", ""))]
+    return [*words, RESUME, *shlex.split(os.environ.get("CT_AGENT_ARGS", ""))]
 
 
-PROMPT = "{prompt}"
+# Words of an agent's command that stand for the prompt's text, and for the words that
+# resume its own conversation (`--resume ID`; nothing on a first run).
+PROMPT, RESUME = "{prompt}", "{resume}"
 AGENTS = {"claude-code": _claude_code}
 
 
 class Run:
-    """One node's agent: its session, worktree, process and log."""
+    """One node's agent: its session, worktree, process and log. A run that ended with
+    its session blocked is parked: no process, its worktree kept, until a person's answer
+    resumes it."""
 
     def __init__(self, claimed: dict, space: workspace.Workspace, process: subprocess.Popen):
         self.claimed, self.space, self.process = claimed, space, process
@@ -120,6 +125,7 @@ class Dispatcher:
         self.tower, self.args, self.agent, self.repo, self.base = tower, args, agent, repo, base
         self.plan = plan
         self.runs: dict[str, Run] = {}
+        self.parked: dict[str, Run] = {}
         self.stopping = False
         self.record = files.state_file("dispatch", args.plan)
         lease = plan.get("lease")
@@ -135,11 +141,13 @@ class Dispatcher:
             while not self.stopping:
                 for run in list(self.runs.values()):
                     self.watch(run)
+                for run in list(self.parked.values()):
+                    self.watch_parked(run)
                 if self.stopping:
                     break
                 if len(self.runs) < self.args.agents and self.claim_one():
                     continue
-                if self.args.once and not self.runs:
+                if self.args.once and not self.runs and not self.parked:
                     break
                 time.sleep(TICK_SECONDS)
         finally:
@@ -175,12 +183,24 @@ class Dispatcher:
         self.launch(claimed, space)
         return True
 
-    def launch(self, claimed: dict, space: workspace.Workspace) -> None:
+    def launch(self, claimed: dict, space: workspace.Workspace, answer: str | None = None) -> None:
+        """The agent started in `space` on the claimed node; given a person's `answer`,
+        resumed: its own conversation with the answer as the prompt where it can, else
+        started again with the answer added to what it was given."""
         home = workspace.runs_home()
-        brief = home / f"{claimed['id']}.prompt"
-        text = workspace.prompt(
-            claimed, self.plan.get("title"), self.plan.get("done_when", "close")
-        )
+        given = home / f"{claimed['id']}.prompt"  # what it was first given, kept
+        resume: list[str] = []
+        if answer is None:
+            text = workspace.prompt(
+                claimed, self.plan.get("title"), self.plan.get("done_when", "close")
+            )
+            files.write_private(given, text)
+        else:
+            text = workspace.answered(given.read_text(), answer)
+            conversation = workspace.final_result(home / f"{claimed['id']}.log").get("session_id")
+            if RESUME in self.agent and isinstance(conversation, str):
+                text, resume = answer, ["--resume", conversation]
+        brief = home / f"{claimed['id']}.input"  # this run's prompt: stdin, $CT_BRIEF_FILE
         files.write_private(brief, text)
         env = {
             **os.environ,
@@ -192,7 +212,11 @@ class Dispatcher:
             "PWD": str(space.folder),
         }
         log = home / f"{claimed['id']}.log"
-        words = [text if word == PROMPT else word for word in self.agent]
+        words = [
+            filled
+            for word in self.agent
+            for filled in ([text] if word == PROMPT else resume if word == RESUME else [word])
+        ]
         with brief.open("rb") as stdin, log.open("ab") as out:
             process = subprocess.Popen(
                 words,
@@ -206,7 +230,8 @@ class Dispatcher:
         run = Run(claimed, space, process)
         self.runs[run.session] = run
         self.remember(run)
-        note = f"dispatched: {Path(self.agent[0]).name} on {socket.gethostname()}"
+        verb = "dispatched" if answer is None else "resumed"
+        note = f"{verb}: {Path(self.agent[0]).name} on {socket.gethostname()}"
         self.append(run.session, {"type": "session_progress", "note": note[:NOTE_MAX]})
 
     # Watching a run ---------------------------------------------------------------------
@@ -247,12 +272,9 @@ class Dispatcher:
         if fenced or status == "closed":
             print(f"ct dispatch: {run.session} was closed by someone else: its agent ended")
         elif status == "blocked":
-            print(
-                f"ct dispatch: {run.session} ended blocked: parked in {run.space.folder}"
-                " (resuming it with a person's answer is not built yet)"
-            )
-            self.runs.pop(run.session, None)
-            return  # its worktree and record are kept for whoever takes it up
+            print(f"ct dispatch: {run.session} waits on a person: parked in {run.space.folder}")
+            self.parked[run.session] = self.runs.pop(run.session)
+            return  # its worktree kept; a person's answer resumes it
         elif code == 0:
             self.push(run)
             said = clean(workspace.final_answer(run.log), NOTE_MAX, "line") or "agent finished"
@@ -261,6 +283,19 @@ class Dispatcher:
             said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "no output"
             self.close(run.session, "failed", f"exit status {code}: {said}"[:NOTE_MAX])
         self.forget(run)
+
+    def watch_parked(self, run: Run) -> None:
+        """A parked run: resumed once a person answers (its session unblocked) and a slot
+        is free; let go when someone closes its session."""
+        try:
+            view = self.tower.request("GET", f"/sessions/{run.session}")
+        except (Refused, Unreachable):
+            return
+        if view.get("status") == "closed":
+            self.forget(run)
+        elif view.get("status") == "active" and len(self.runs) < self.args.agents:
+            self.parked.pop(run.session)
+            self.launch(run.claimed, run.space, view.get("next_action") or "answered")
 
     def push(self, run: Run) -> None:
         if self.args.push and workspace.has_commits_over(self.repo, run.space.branch, self.base):
@@ -272,6 +307,7 @@ class Dispatcher:
         workspace.remove(self.repo, run.space.folder)
         workspace.keep_tail(run.log)
         self.runs.pop(run.session, None)
+        self.parked.pop(run.session, None)
         files.update_json(self.record, lambda kept: kept.get("runs", {}).pop(run.session, None))
 
     # Stopping ---------------------------------------------------------------------------

@@ -100,6 +100,12 @@ def push(workspace: Workspace) -> str | None:
     return None if pushed.returncode == 0 else (pushed.stderr.strip() or "git push failed")
 
 
+def answered(prompt_text: str, answer: str) -> str:
+    """The prompt of an agent started again after a person answered it (one that cannot
+    resume its own conversation): what it was given, and the answer."""
+    return f"{prompt_text}\nYou asked a person, and they answered: {answer}\n"
+
+
 def prompt(claimed: dict, plan_title: str | None, done_when: str) -> str:
     """What the agent is told: the node, its brief, the plan, the last attempt's handoff,
     and when its work counts as done."""
@@ -132,18 +138,23 @@ def keep_tail(log: Path) -> None:
         pass
 
 
-def final_answer(log: Path, limit: int = 200) -> str:
-    """What the agent said last: the first line of its JSON result's `result` (a headless
-    agent's `--output-format json`), else its output's last line; at most `limit`
-    characters."""
-    said = last_line(log, 1_000_000)
+def final_result(log: Path) -> dict:
+    """A headless agent's JSON result (`--output-format json`: its answer, its session's
+    id), when its output's last line is one; else empty."""
     try:
-        result = json.loads(said).get("result")
-    except (ValueError, AttributeError):
-        result = None
+        found = json.loads(last_line(log, 1_000_000))
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def final_answer(log: Path, limit: int = 200) -> str:
+    """What the agent said last: the first line of its JSON result's `result`, else its
+    output's last line; at most `limit` characters."""
+    result = final_result(log).get("result")
     if isinstance(result, str) and result.strip():
-        said = result.strip().splitlines()[0]
-    return said[:limit]
+        return result.strip().splitlines()[0][:limit]
+    return last_line(log, limit)
 
 
 def last_line(log: Path, limit: int = 200) -> str:

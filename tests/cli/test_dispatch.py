@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import CLOSE, PLAN_CREATE
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, UNBLOCK
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
@@ -30,6 +30,9 @@ pathlib.Path(os.environ["CT_PIDS"], session).write_text(str(os.getpid()))
 mode = os.environ.get("AGENT_MODE", "work")
 if mode == "sleep":
     time.sleep(600)
+if mode == "ask" and "they answered:" not in prompt:
+    subprocess.run([os.environ["CT_BIN"], "block", "Which database?"], check=True)
+    sys.exit(0)
 name = session + ".txt"
 pathlib.Path(name).write_text(prompt)
 subprocess.run(["git", "add", name], check=True)
@@ -63,7 +66,8 @@ def agent(tmp_path):
 def env(tmp_path, live_server, token):
     pids = tmp_path / "pids"
     pids.mkdir()
-    return {**ct_env(tmp_path / "home", live_server.url, token), **IDENTITY, "CT_PIDS": str(pids)}
+    home = ct_env(tmp_path / "home", live_server.url, token)
+    return {**home, **IDENTITY, "CT_PIDS": str(pids), "CT_BIN": CT}
 
 
 def make_plan(alice, nodes, plan_id="p"):
@@ -269,4 +273,28 @@ def test_a_dispatcher_cleans_what_a_killed_one_left_of_a_closed_session(env, rep
     append_event(session, CLOSE, {"outcome": "abandoned", "note": "taken over"}, user=alice)
     assert dispatch(env, repo, agent, "--once").returncode == 1  # the node failed
     assert wait_for(lambda: not alive(pid), seconds=5)
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_an_agent_that_asks_a_person_is_parked_then_resumed_with_the_answer(
+    env, repo, agent, alice
+):
+    make_plan(alice, CHAIN[:1])
+    running = background(env, repo, agent, mode="ask")
+    try:
+        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
+        [pid] = agent_pids(env)
+        assert wait_for(lambda: not alive(pid)), "the asking agent never ended"
+        session = plan_views.plan_view("p").node("a").session
+        time.sleep(1)  # parked: no process, the session still blocked and unclosed
+        assert not Event.objects.filter(session=session, type=CLOSE).exists()
+        assert len(worktrees(repo)) == 2
+        append_event(session, UNBLOCK, {"note": "use postgres"}, user=alice)
+        assert running.wait(60) == 0
+    finally:
+        running.kill()
+    node = plan_views.plan_view("p").node("a")
+    assert (node.state, node.last_attempt.session) == ("done", session)
+    prompt = git(repo, "show", f"ct/p/a:{session}.txt")
+    assert "You asked a person, and they answered: use postgres" in prompt
     assert worktrees(repo) == [f"worktree {repo}"]
