@@ -11,8 +11,8 @@ process group is ended and its worktree removed (the branch kept).
 With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
 settings file of the dispatcher's own; its hooks adopt the claimed session
 (`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a person's answer.
-Not yet built (issue 53): the other agents, taking up parked sessions after a restart,
-and waking on the feed instead of looking every `TICK_SECONDS`."""
+Not yet built (issue 53): the other agents, and waking on the feed instead of looking
+every `TICK_SECONDS`."""
 
 import argparse
 import contextlib
@@ -113,7 +113,7 @@ class Run:
     its session blocked is parked: no process, its worktree kept, until a person's answer
     resumes it."""
 
-    def __init__(self, claimed: dict, space: workspace.Workspace, process: subprocess.Popen):
+    def __init__(self, claimed: dict, space: workspace.Workspace, process: subprocess.Popen | None):
         self.claimed, self.space, self.process = claimed, space, process
         self.session: str = claimed["id"]
         self.log = workspace.runs_home() / f"{self.session}.log"
@@ -355,14 +355,21 @@ class Dispatcher:
         print(f"ct dispatch: {session}: the tower did not take {body['type']}", file=sys.stderr)
 
     def remember(self, run: Run) -> None:
-        entry = {"folder": str(run.space.folder), "pgid": run.process.pid}
+        space = run.space
+        entry = {
+            "folder": str(space.folder),
+            "pgid": run.process.pid if run.process is not None else None,
+            "node": space.node,
+            "branch": space.branch,
+        }
         files.update_json(
             self.record, lambda kept: kept.setdefault("runs", {}).update({run.session: entry})
         )
 
     def clean_leftovers(self) -> None:
         """What an earlier dispatcher of this plan left: the worktrees (and any process
-        still running) of its sessions that are closed now."""
+        still running) of its sessions that are closed now; its parked sessions, watched
+        again (a person's answer resumes them here)."""
         kept = files.read_json(self.record).get("runs", {})
         for session, entry in kept.items():
             try:
@@ -371,13 +378,25 @@ class Dispatcher:
                 view = {"status": "closed"}  # no such session any more
             except Unreachable:
                 continue
-            if view.get("status") == "closed":
-                folder = Path(entry["folder"])
-                if _runs_in(entry["pgid"], folder):  # never a stranger that got its number
+            folder = Path(entry["folder"])
+            if view.get("status") == "blocked" and folder.is_dir() and "node" in entry:
+                if entry.get("pgid") is None or not _runs_in(entry["pgid"], folder):
+                    self.take_up(session, entry)
+            elif view.get("status") == "closed":
+                if entry.get("pgid") and _runs_in(entry["pgid"], folder):  # not a stranger's
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(entry["pgid"], signal.SIGKILL)
                 workspace.remove(self.repo, folder)
                 files.update_json(self.record, lambda found, s=session: found["runs"].pop(s, None))
+
+    def take_up(self, session: str, entry: dict) -> None:
+        """A parked session an earlier dispatcher recorded, parked here now."""
+        claimed = {"id": session, "node": entry["node"], "plan": self.args.plan}
+        space = workspace.Workspace(
+            self.args.plan, entry["node"], session, Path(entry["folder"]), entry["branch"]
+        )
+        self.parked[session] = Run(claimed, space, None)
+        print(f"ct dispatch: {session} waits on a person: parked in {space.folder}")
 
 
 def _runs_in(pid: int, folder: Path) -> bool:

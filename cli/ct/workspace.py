@@ -67,6 +67,7 @@ def make(repo: Path, plan: str, node: str, session: str, base: str, last_branch:
     branch = branch_name(plan, node)
     folder = worktrees_home() / _UNSAFE.sub("_", plan) / f"{_UNSAFE.sub('_', node)}-{session}"
     folder.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(repo, branch)
     if _has_branch(repo, f"refs/heads/{branch}"):
         made = git(repo, "worktree", "add", str(folder), branch)
     else:
@@ -79,6 +80,19 @@ def make(repo: Path, plan: str, node: str, session: str, base: str, last_branch:
     if made.returncode != 0:
         raise WorkspaceError(made.stderr.strip().splitlines()[-1] if made.stderr else "git failed")
     return Workspace(plan, node, session, folder, branch)
+
+
+def _remove_stale(repo: Path, branch: str) -> None:
+    """An earlier attempt's worktree of the node's branch, left by a dispatcher that was
+    killed: a new claim of the node means that attempt's session is closed (a reclaim
+    closes it), so its worktree goes, or the branch could not be checked out again."""
+    listed = git(repo, "worktree", "list", "--porcelain").stdout.split("\n\n")
+    home = worktrees_home().resolve()
+    for entry in listed:
+        lines = dict(line.split(" ", 1) for line in entry.splitlines() if " " in line)
+        folder = Path(lines.get("worktree", "/"))
+        if lines.get("branch") == f"refs/heads/{branch}" and folder.resolve().is_relative_to(home):
+            remove(repo, folder)
 
 
 def remove(repo: Path, folder: Path) -> None:

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
-from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, UNBLOCK
+from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
@@ -297,4 +299,47 @@ def test_an_agent_that_asks_a_person_is_parked_then_resumed_with_the_answer(
     assert (node.state, node.last_attempt.session) == ("done", session)
     prompt = git(repo, "show", f"ct/p/a:{session}.txt")
     assert "You asked a person, and they answered: use postgres" in prompt
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_a_restarted_dispatcher_takes_up_the_parked_sessions_and_resumes_them(
+    env, repo, agent, alice
+):
+    make_plan(alice, CHAIN[:1])
+    first = background(env, repo, agent, mode="ask")
+    try:
+        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
+        [pid] = agent_pids(env)
+        assert wait_for(lambda: not alive(pid)), "the asking agent never ended"
+        time.sleep(1)
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(30) == 1  # --once: stopped with the node not done
+    finally:
+        first.kill()
+    session = plan_views.plan_view("p").node("a").session
+    assert not Event.objects.filter(session=session, type=CLOSE).exists()  # still parked
+    second = background(env, repo, agent, mode="ask")
+    try:
+        time.sleep(1)
+        append_event(session, UNBLOCK, {"note": "use postgres"}, user=alice)
+        assert second.wait(60) == 0
+    finally:
+        second.kill()
+    assert plan_views.plan_view("p").node("a").last_attempt.session == session
+    assert "they answered: use postgres" in git(repo, "show", f"ct/p/a:{session}.txt")
+
+
+def test_a_worktree_an_earlier_attempt_left_does_not_stop_a_reclaim(env, repo, agent, alice):
+    append_event(
+        "p", PLAN_CREATE, {"title": "Ship", "nodes": CHAIN[:1], "lease": 1}, user=alice,
+        now=timezone.now() - timedelta(hours=2),
+    )  # fmt: skip
+    append_event("old", START, {"plan": "p", "node": "a"}, user=alice,
+                 now=timezone.now() - timedelta(hours=2))  # fmt: skip
+    left = Path(env["XDG_STATE_HOME"]) / "control-tower" / "worktrees" / "p" / "a-old"
+    git(repo, "worktree", "add", "-q", "-b", "ct/p/a", str(left))
+    done = dispatch(env, repo, agent, "--once")
+    assert done.returncode == 0, done.stdout + done.stderr
+    node = plan_views.plan_view("p").node("a")
+    assert node.state == "done" and node.last_attempt.session != "old"
     assert worktrees(repo) == [f"worktree {repo}"]
