@@ -343,3 +343,28 @@ def test_a_worktree_an_earlier_attempt_left_does_not_stop_a_reclaim(env, repo, a
     node = plan_views.plan_view("p").node("a")
     assert node.state == "done" and node.last_attempt.session != "old"
     assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_push_sends_each_finished_branch_to_origin(env, repo, agent, alice, tmp_path):
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(repo, "remote", "set-url", "origin", str(origin))
+    make_plan(alice, CHAIN)
+    assert dispatch(env, repo, agent, "--once", "--push").returncode == 0
+    pushed = git(origin, "for-each-ref", "--format=%(refname)", "refs/heads/ct/")
+    assert pushed.splitlines() == ["refs/heads/ct/p/a", "refs/heads/ct/p/b"]
+
+
+def test_two_dispatchers_on_one_plan_run_no_node_twice(env, repo, agent, alice):
+    make_plan(alice, [{"key": f"n{i}", "title": f"Node {i}"} for i in range(6)])
+    args = [CT, "dispatch", "p", "--repo", str(repo), "--agents", "2", "--once", "--", *agent]
+    both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE) for _ in range(2)]
+    try:
+        # Each exits when nothing is left for it: 1 if the other still ran the last node.
+        assert 0 in [running.wait(90) for running in both]
+    finally:
+        for running in both:
+            running.kill()
+    view = plan_views.plan_view("p")
+    assert view.status == "done"
+    assert [node.attempts for node in view.nodes] == [1] * 6
