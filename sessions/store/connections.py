@@ -77,18 +77,25 @@ _ENDED_STATES = ("08", "57P01", "57P02", "57P03")
 
 
 def _connection_lost(fault: Exception) -> bool:
-    """Whether `fault` lost the connection, rather than a statement the server (or the
-    driver) refused on a connection still good. psycopg raises OperationalError for
-    both: a statement with more than 65,535 parameters is one, which taken for a lost
-    connection ran six times and then answered 503. On SQLite every such error is taken
-    as before (a locked or busy file is worth another run)."""
-    if connection.vendor != "postgresql":
-        return True
+    """Whether `fault` lost the connection (or found the database busy for a moment),
+    rather than a statement the database refused on a connection still good: the
+    drivers raise OperationalError for both, and a statement with more parameters than
+    the server takes, run six times as if the connection were lost, answered 503."""
     state = getattr(fault.__cause__, "sqlstate", None) or ""
     if state.startswith(_ENDED_STATES):
         return True
+    if connection.vendor != "postgresql":
+        return isinstance(fault, InterfaceError) or any(
+            passing in str(fault).lower() for passing in _SQLITE_PASSING
+        )
     raw = connection.connection
     return raw is None or bool(raw.closed) or bool(getattr(raw, "broken", False))
+
+
+# SQLite's errors worth another run: its file busy or locked by another writer past the
+# busy timeout, or out of reach for a moment. Anything else (too many parameters, a
+# statement it cannot run) would only fail again.
+_SQLITE_PASSING = ("locked", "busy", "disk i/o error", "unable to open database")
 
 
 @contextlib.contextmanager

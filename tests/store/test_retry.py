@@ -87,3 +87,31 @@ def test_a_statement_refused_on_a_good_connection_is_not_run_again():
     with pytest.raises(OperationalError, match="number of parameters"):
         retrying(view)()
     assert len(calls) == 1
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own errors")
+@pytest.mark.django_db(transaction=True)
+def test_on_sqlite_a_statement_it_cannot_run_is_not_run_again():
+    calls = []
+
+    def view():
+        calls.append(1)
+        run_prepared("SELECT no_such_column FROM tower_event", [])
+
+    with pytest.raises(OperationalError, match="no such column"):
+        retrying(view)()
+    assert len(calls) == 1
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own errors")
+@pytest.mark.django_db(transaction=True)
+def test_on_sqlite_a_locked_database_is_tried_again():
+    calls = []
+
+    def view():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("database is locked")
+        return "answered"
+
+    assert retrying(view)() == "answered" and len(calls) == 2
