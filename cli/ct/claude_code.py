@@ -177,9 +177,31 @@ def on_session_end(hook: Hook) -> dict | None:
     hook.remember(closed=True)
     if hook_engine.dispatched_session():
         return None  # the dispatcher closes it, by how the agent's process ended
+    waiting = blocked_on(hook)
+    if waiting is not None and waiting != WAITING_FOR_PROMPT:
+        # An agent that stops while it waits on anything but its own turn's end (a
+        # question to a person, a budget's pause, a permission) has not done its work.
+        note = f"ended while blocked: {waiting}"
+        hook.append({"type": "session_close", "outcome": "abandoned", "note": note})
+        return None
     note = f"ended: {ENDED.get(reason, f'Claude Code ended the session ({reason})')}"
     hook.append({"type": "session_close", "outcome": "done", "note": note})
     return None
+
+
+def blocked_on(hook: Hook) -> str | None:
+    """What the session is blocked on now (its latest open block's reason), or None when
+    it is not blocked: from its view (a person's block is not in `ct`'s own record), else
+    from what `ct` last knew."""
+    view = hook.view()
+    if view is None:
+        if hook.known().get("status") != "blocked":
+            return None
+        return hook.record.get("paused_for") or "a person"
+    if view.get("status") != "blocked":
+        return None
+    blockers = view.get("blockers") or []
+    return str(blockers[-1].get("reason") or "a person") if blockers else "a person"
 
 
 HANDLERS = {

@@ -29,7 +29,11 @@ from ct.text import clean
 # included, whatever the tower does: the network and the reservation check stop at
 # BUDGET_SECONDS, and anything still running at HARD_STOP_SECONDS is cut short.
 BUDGET_SECONDS, HARD_STOP_SECONDS = 1.5, 1.8
-HEARTBEAT_EVERY_SECONDS = 60
+# A heartbeat at most this often (v5: ten seconds, not a minute, which left a card's
+# Doing and cost a minute behind).
+HEARTBEAT_EVERY_SECONDS = 10
+# What a paused agent may still run: its own wait for the person, and a look.
+_WAITING_COMMANDS = ("ct wait", "ct show")
 TITLE_MAX, REASON_MAX, NOTE_MAX, PROMPT_NOTE_MAX, MODEL_MAX = 200, 2000, 2000, 200, 100
 # The tower's token fields, in the order of `transcript.COUNTS`.
 USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -230,13 +234,15 @@ class Hook:
             return None
         files.remember(self.session, view)
         if view["status"] == "closed":
-            told = fenced(view)
+            told = fenced(view) if not self.record.get("closed") else None
+            if told is None and not self.record.get("closed"):
+                told = self.closed_by_another(view)
             if told is None:
                 return None
             self.remember(fenced=told)
             return self.say(told, deny=True)
         paused = budget_spent(view)
-        if paused is not None:
+        if paused is not None and not self.waits_for_a_person():
             return self.pause(view, paused)
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
@@ -253,6 +259,40 @@ class Hook:
         except (Unreachable, Refused):
             pass  # a message landed meanwhile (or the tower went): it stays pending
         return self.say(messages_text(fresh), deny=True)
+
+    def closed_by_another(self, view: dict) -> str:
+        """What an agent is told when someone closed its session (a person's Close): who,
+        and their note, read off the close itself."""
+        who, note = "someone", view.get("next_action")
+        try:
+            page = self.tower.request(
+                "GET",
+                f"/sessions/{self.session}/events",
+                query={"after": max(0, view["seq"] - 5)},
+                timeout=self.left(),
+            )
+            closes = [e for e in page.get("items", []) if e["type"] == "session_close"]
+            if closes:
+                who, note = closes[-1]["actor"], closes[-1].get("note")
+        except (Unreachable, Refused):
+            pass  # said without the name rather than not at all
+        return (
+            f"STOP. Control Tower: your work session {view['id']} was closed by {who}"
+            + (f": {note}" if note else "")
+            + ". Do not change anything more for it; tell the person and end here."
+        )
+
+    def waits_for_a_person(self) -> bool:
+        """Whether the tool call is the agent's own wait for a person (`ct wait`, `ct
+        show`, run alone in a shell), which a budget's pause lets through: waiting costs
+        nothing, and it is how the agent learns it may go on."""
+        given = self.payload.get("tool_input") or {}
+        command = given.get("command") if isinstance(given, dict) else None
+        if self.payload.get("tool_name") != "Bash" or not isinstance(command, str):
+            return False
+        words = command.strip()
+        plain = not any(mark in words for mark in (";", "&", "|", "`", "$(", ">", "<", "\n"))
+        return plain and any(words == c or words.startswith(c + " ") for c in _WAITING_COMMANDS)
 
     def pause(self, view: dict, reason: str) -> dict:
         """Refuse the tool call of an agent whose budget is spent, and block its session
