@@ -8,6 +8,7 @@ decimals (half up), and every total is the exact sum of those rounded costs.
 """
 
 import functools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
@@ -71,12 +72,20 @@ def price_table(data: object) -> PriceTable:
     return PriceTable(table)
 
 
+# What may follow an entry in a model id it prices (v5): a date of eight digits, or
+# `-latest`. Nothing else: the entry `claude-opus-5` does not price `claude-opus-5-5`,
+# another model, whose price would only be a guess (and a budget would pause on it).
+_SUFFIX = re.compile(r"-(?:\d{8}|latest)")
+
+
 def price_of(model: str, prices: PriceTable) -> Price | None:
-    """The entry that applies to `model`: one equal to it, or that it starts with followed
-    by `-` (a dated model id); the longest such entry wins. None for an unpriced model."""
+    """The entry that applies to `model`: one equal to it, or that it is followed by a
+    date (`-YYYYMMDD`) or `-latest`. None for an unpriced model."""
     if model not in prices.applying:
-        found = [entry for entry in prices if model == entry or model.startswith(entry + "-")]
-        prices.applying[model] = prices[max(found, key=len)] if found else None
+        entry, dash, _ = model.rpartition("-")
+        dated = dash and _SUFFIX.fullmatch(model[len(entry) :]) and entry in prices
+        found = model if model in prices else entry if dated else None
+        prices.applying[model] = prices[found] if found is not None else None
     return prices.applying[model]
 
 

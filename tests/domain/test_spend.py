@@ -32,13 +32,24 @@ def test_an_entry_prices_its_model_and_its_dated_ids():
     assert spend.price_of("claude-sonnet-4-20250514", PRICES).input == 3
 
 
-def test_the_longest_matching_entry_wins():
+def test_a_dated_id_takes_its_own_models_entry():
     assert spend.price_of("claude-sonnet-4-5-20250929", PRICES).input == 2
+
+
+def test_an_entry_prices_its_latest_alias():
+    assert spend.price_of("claude-sonnet-4-latest", PRICES).input == 3
 
 
 def test_an_entry_does_not_price_a_model_it_only_starts():
     assert spend.price_of("claude-sonnet-40", PRICES) is None
     assert spend.price_of("claude-sonnet", PRICES) is None
+
+
+def test_an_entry_does_not_price_another_model_named_after_it():
+    # v5: the pinned Claude Code reports claude-opus-5-5; claude-opus-5's price is a guess.
+    assert spend.price_of("claude-sonnet-4-6", PRICES) is None
+    assert spend.price_of("claude-sonnet-4-5-1", PRICES) is None
+    assert spend.price_of("claude-sonnet-4-2025", PRICES) is None
 
 
 def test_a_models_cost_is_exact_then_rounded_half_up_to_six_decimals():
