@@ -25,8 +25,9 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(PY)
 
 run: $(VENV)/.run-installed
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
-	$(RUN_ENV) $(PY) manage.py ensure_admin
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v0
+	@# Last before serving, so that the first admin's password is not lost in the log.
+	$(RUN_ENV) $(PY) manage.py ensure_admin --url http://127.0.0.1:$(PORT)/
 	@# The webhook worker runs beside the web server and stops with it (Ctrl-C stops both).
 	$(RUN_ENV) $(PY) manage.py deliver & deliverer=$$!; \
 	trap 'kill $$deliverer 2>/dev/null' EXIT; \

@@ -36,6 +36,15 @@ def test_ensure_admin_creates_a_superuser_with_a_printed_password(db):
     assert admin.is_superuser and admin.check_password(password)
 
 
+def test_the_first_password_stands_in_a_box_saying_where_and_how_to_reset_it(db):
+    stdout, _ = run("ensure_admin", "--url", "http://127.0.0.1:8123/")
+    lines = stdout.strip().splitlines()
+    assert lines[0].startswith("┌") and lines[-1].startswith("└")
+    assert "Sign in at http://127.0.0.1:8123/ as admin" in stdout
+    assert "manage.py changepassword admin" in stdout
+    assert len({len(line) for line in lines}) == 1  # a box: every line as wide
+
+
 def test_ensure_admin_does_nothing_once_a_user_exists(alice):
     assert run("ensure_admin") == ("", "")
     assert not User.objects.filter(username="admin").exists()
