@@ -117,7 +117,9 @@ def on_user_prompt(hook: Hook) -> dict | None:
         note = (first_line if shared else None) or "answered"
         hook.append({"type": "session_unblock", "note": note})
         return None
-    return hook.heartbeat((first_line if shared else None) or "new prompt", due=True)
+    said = hook.hand_over()  # a person's answer, or messages, given on the board meanwhile
+    doing = hook.heartbeat((first_line if shared else None) or "new prompt", due=True)
+    return said or doing
 
 
 def on_pre_tool_use(hook: Hook) -> dict | None:

@@ -229,6 +229,7 @@ class Hook:
         """Give the agent what is waiting for it (a reclaim's fencing, messages not yet
         handed over), then acknowledge the messages with the seq seen: a message that
         lands meanwhile stays pending. None when there is nothing to say."""
+        was_blocked = self.known().get("status") == "blocked"
         view = self.view()
         if view is None:
             return None
@@ -244,6 +245,12 @@ class Hook:
         paused = budget_spent(view)
         if paused is not None and not self.waits_for_a_person():
             return self.pause(view, paused)
+        if was_blocked and view["status"] == "active":
+            # Unblocked, and not by these hooks (theirs is known at once): a person's
+            # answer, which the agent receives once.
+            answer = self.answer_given(view)
+            if answer is not None:
+                return self.say(answer, deny=self.payload["hook_event_name"] == "PreToolUse")
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
         if not fresh:
@@ -263,7 +270,28 @@ class Hook:
     def closed_by_another(self, view: dict) -> str:
         """What an agent is told when someone closed its session (a person's Close): who,
         and their note, read off the close itself."""
-        who, note = "someone", view.get("next_action")
+        who, note = "someone", view.get("next_action")  # without the name, if need be
+        close = self.latest(view, "session_close")
+        if close is not None:
+            who, note = close["actor"], close.get("note")
+        return (
+            f"STOP. Control Tower: your work session {view['id']} was closed by {who}"
+            + (f": {note}" if note else "")
+            + ". Do not change anything more for it; tell the person and end here."
+        )
+
+    def answer_given(self, view: dict) -> str | None:
+        """The latest unblock's note and who wrote it, as the agent is told it: "Control
+        Tower: alice answered: use postgres"; None when none is found."""
+        unblock = self.latest(view, "session_unblock")
+        if unblock is None:
+            return None
+        note = unblock.get("note") or "go on"
+        return f"Control Tower: {unblock['actor']} answered: {note}"
+
+    def latest(self, view: dict, kind: str) -> dict | None:
+        """The session's latest event of `kind` among its last few, or None (the tower
+        away, or none there)."""
         try:
             page = self.tower.request(
                 "GET",
@@ -271,16 +299,10 @@ class Hook:
                 query={"after": max(0, view["seq"] - 5)},
                 timeout=self.left(),
             )
-            closes = [e for e in page.get("items", []) if e["type"] == "session_close"]
-            if closes:
-                who, note = closes[-1]["actor"], closes[-1].get("note")
         except (Unreachable, Refused):
-            pass  # said without the name rather than not at all
-        return (
-            f"STOP. Control Tower: your work session {view['id']} was closed by {who}"
-            + (f": {note}" if note else "")
-            + ". Do not change anything more for it; tell the person and end here."
-        )
+            return None
+        found = [event for event in page.get("items", []) if event["type"] == kind]
+        return found[-1] if found else None
 
     def waits_for_a_person(self) -> bool:
         """Whether the tool call is the agent's own wait for a person (`ct wait`, `ct

@@ -74,6 +74,8 @@ def test_once_a_person_raises_the_budget_and_unblocks_the_agent_goes_on(hook, en
     hook("PreToolUse")
     append_event("rel", PLAN_AMEND, {"budgets": {"a": 5}}, user=alice)
     append_event(SESSION, UNBLOCK, {"note": "budget raised to $5"}, user=alice)
+    said = hook("PreToolUse")["hookSpecificOutput"]["permissionDecisionReason"]
+    assert said == "Control Tower: alice answered: budget raised to $5"  # once
     assert hook("PreToolUse") is None
     assert blocks() == ["budget spent: $1.00 of $1.00 (node a)"]
 

@@ -4,7 +4,7 @@ not done its work (abandoned, not done); a paused agent may still wait for the p
 
 import pytest
 
-from sessions.domain.vocabulary import BLOCK, CLOSE
+from sessions.domain.vocabulary import BLOCK, CLOSE, UNBLOCK
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.conftest import SESSION
@@ -66,3 +66,21 @@ def test_a_paused_agent_runs_nothing_else(hook, env, alice, command):
     spend(alice, 1)
     said = hook("PreToolUse", tool_name="Bash", tool_input={"command": command})
     assert said["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_persons_unblock_reaches_the_agent_once_naming_who_answered(hook, alice):
+    hook("SessionStart")
+    hook("Notification", message="Claude needs your permission to use Bash")  # blocked
+    append_event(SESSION, UNBLOCK, {"note": "yes, run the migration"}, user=alice)
+    said = hook("PreToolUse", tool_name="Bash", tool_input={"command": "ls"})["hookSpecificOutput"]
+    assert (
+        said["permissionDecisionReason"] == "Control Tower: alice answered: yes, run the migration"
+    )
+    assert hook("PreToolUse", tool_name="Bash", tool_input={"command": "ls"}) is None  # once
+
+
+def test_an_unblock_the_hooks_sent_is_not_handed_back(hook):
+    hook("SessionStart")
+    hook("Stop")  # blocked: waiting for the next prompt
+    hook("UserPromptSubmit", prompt="Now the docs")  # the hooks unblock it themselves
+    assert hook("PreToolUse", tool_name="Bash", tool_input={"command": "ls"}) is None
