@@ -410,8 +410,8 @@ def messages_json(messages: Iterable[EventRecord]) -> list[dict]:
     ]
 
 
-def plan_summary_json(plan: plans.PlanSummary | plans.PlanView) -> dict:
-    """A plan's summary (or its view's heading) as the `PlanSummary` schema gives it."""
+def plan_summary_json(plan: plans.PlanSummary) -> dict:
+    """A plan's summary (a view is one too) as the `PlanSummary` schema gives it."""
     return {
         "id": plan.id,
         "title": plan.title,

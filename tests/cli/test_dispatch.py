@@ -278,18 +278,24 @@ def test_a_dispatcher_cleans_what_a_killed_one_left_of_a_closed_session(env, rep
     assert worktrees(repo) == [f"worktree {repo}"]
 
 
+def parked(env) -> str:
+    """Once the dispatched agent has asked a person (`ct block`) and ended: its session."""
+    assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
+    [pid] = agent_pids(env)
+    assert wait_for(lambda: not alive(pid)), "the asking agent never ended"
+    time.sleep(1)  # parked: no process, the session still blocked and unclosed
+    session = plan_views.plan_view("p").node("a").session
+    assert not Event.objects.filter(session=session, type=CLOSE).exists()
+    return session
+
+
 def test_an_agent_that_asks_a_person_is_parked_then_resumed_with_the_answer(
     env, repo, agent, alice
 ):
     make_plan(alice, CHAIN[:1])
     running = background(env, repo, agent, mode="ask")
     try:
-        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
-        [pid] = agent_pids(env)
-        assert wait_for(lambda: not alive(pid)), "the asking agent never ended"
-        session = plan_views.plan_view("p").node("a").session
-        time.sleep(1)  # parked: no process, the session still blocked and unclosed
-        assert not Event.objects.filter(session=session, type=CLOSE).exists()
+        session = parked(env)
         assert len(worktrees(repo)) == 2
         append_event(session, UNBLOCK, {"note": "use postgres"}, user=alice)
         assert running.wait(60) == 0
@@ -308,15 +314,11 @@ def test_a_restarted_dispatcher_takes_up_the_parked_sessions_and_resumes_them(
     make_plan(alice, CHAIN[:1])
     first = background(env, repo, agent, mode="ask")
     try:
-        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
-        [pid] = agent_pids(env)
-        assert wait_for(lambda: not alive(pid)), "the asking agent never ended"
-        time.sleep(1)
+        session = parked(env)
         first.send_signal(signal.SIGTERM)
         assert first.wait(30) == 1  # --once: stopped with the node not done
     finally:
         first.kill()
-    session = plan_views.plan_view("p").node("a").session
     assert not Event.objects.filter(session=session, type=CLOSE).exists()  # still parked
     second = background(env, repo, agent, mode="ask")
     try:

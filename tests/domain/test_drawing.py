@@ -22,8 +22,10 @@ def view_of(needs: dict[str, list[str]], titles: dict[str, str] | None = None) -
         for key, found in needs.items()
     ]
     return plans.PlanView(
-        "p", "P", "alice", None, "open", 1, None, None, nodes, [], [], 0, len(nodes), {}
-    )
+        id="p", title="P", owner="alice", note=None, status="open", seq=1, created_at=None,
+        last_event_at=None, nodes=nodes, ready=[], critical_path=[], done=0,
+        total=len(nodes), counts={},
+    )  # fmt: skip
 
 
 @st.composite

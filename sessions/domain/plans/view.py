@@ -58,8 +58,12 @@ class NodeView:
     brief: str | None = None  # the text an agent is given to do it
 
 
-@dataclass(frozen=True)
-class PlanView:
+@dataclass(frozen=True, kw_only=True)
+class PlanSummary:
+    """What a list of plans shows of each: its progress, never its nodes (a 500-node
+    plan's view is half a megabyte, and its overlaps are worth working out only for the
+    plan a person or an agent opens). Given by name: a view adds its nodes to it."""
+
     id: str
     title: str | None
     owner: str | None
@@ -68,46 +72,30 @@ class PlanView:
     seq: int
     created_at: datetime | None
     last_event_at: datetime | None
-    nodes: list[NodeView]
-    ready: list[str]
-    critical_path: list[str]
     done: int
     total: int
     counts: dict[str, int]
-    lease: int | None = None
-    max_attempts: int | None = None
     done_when: str = "close"  # what makes a node done: its close, or its PR's merge
-    lapsed: list[str] = field(default_factory=list)  # in ready order
-    claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
     usage: object = None  # what its nodes spent, retired ones included
     repo: str | None = None
     budget_usd: int | float | None = None
 
+
+@dataclass(frozen=True, kw_only=True)
+class PlanView(PlanSummary):
+    """Every fact about a plan: its summary, and its nodes, what is ready and claimable,
+    what lapsed, and the critical path."""
+
+    nodes: list[NodeView]
+    ready: list[str]
+    critical_path: list[str]
+    lease: int | None = None
+    max_attempts: int | None = None
+    lapsed: list[str] = field(default_factory=list)  # in ready order
+    claimable: list[str] = field(default_factory=list)  # what a claim would take, in order
+
     def node(self, key: str) -> NodeView | None:
         return next((node for node in self.nodes if node.key == key), None)
-
-
-@dataclass(frozen=True)
-class PlanSummary:
-    """What a list of plans shows of each: its progress, never its nodes (a 500-node
-    plan's view is half a megabyte, and its overlaps are worth working out only for the
-    plan a person or an agent opens)."""
-
-    id: str
-    title: str | None
-    owner: str | None
-    note: str | None
-    status: str
-    seq: int
-    created_at: datetime | None
-    last_event_at: datetime | None
-    done: int
-    total: int
-    counts: dict[str, int]
-    done_when: str = "close"
-    usage: object = None
-    repo: str | None = None
-    budget_usd: int | float | None = None
 
 
 def topological_keys(view: "PlanView") -> list[str]:
