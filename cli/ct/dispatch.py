@@ -11,8 +11,9 @@ process group is ended and its worktree removed (the branch kept).
 With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
 settings file of the dispatcher's own; its hooks adopt the claimed session
 (`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a person's answer.
-Not yet built (issue 53): the other agents, and waking on the feed instead of looking
-every `TICK_SECONDS`."""
+Idle, it follows the plan's feed and claims again when the plan moves. Not yet built
+(issue 53): the other agents, and a long poll of the feed instead of a read every
+`TICK_SECONDS`."""
 
 import argparse
 import contextlib
@@ -34,6 +35,10 @@ from ct.commands import BARE, Failed, command
 from ct.text import clean
 
 TICK_SECONDS = 0.5  # how often each run is looked at: a close fences it within 2 s
+# With nothing to claim, a claim is tried again when the plan moves (its feed: one small
+# read a tick, where a claim is a write that takes the plan's turn), after a close of
+# this dispatcher's, or at the latest this often (a node lapses with time alone).
+IDLE_CLAIM_SECONDS = 15
 HEARTBEAT_MOST_SECONDS = 300  # a run's heartbeat at least this often, or a third of the lease
 STOP_GRACE_SECONDS = 10  # SIGTERM, then SIGKILL this long after
 NOTE_MAX = 200
@@ -126,6 +131,8 @@ class Dispatcher:
         self.plan = plan
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
+        self.idle_from: int | None = None  # the feed's position when nothing was ready
+        self.idle_until = 0.0  # when a claim is tried again all the same (monotonic)
         self.stopping = False
         self.record = files.state_file("dispatch", args.plan)
         lease = plan.get("lease")
@@ -145,7 +152,8 @@ class Dispatcher:
                     self.watch_parked(run)
                 if self.stopping:
                     break
-                if len(self.runs) < self.args.agents and self.claim_one():
+                free = len(self.runs) < self.args.agents
+                if free and self.worth_claiming() and self.claim_one():
                     continue
                 if self.args.once and not self.runs and not self.parked:
                     break
@@ -167,6 +175,7 @@ class Dispatcher:
             )
         except Refused as refused:
             if refused.code in ("nothing_ready", "budget_spent"):
+                self.go_idle()
                 return False
             raise
         except Unreachable:
@@ -337,6 +346,28 @@ class Dispatcher:
     def close(self, session: str, outcome: str, note: str) -> None:
         body = {"type": "session_close", "outcome": outcome, "note": note or outcome}
         self.append(session, body)
+        self.idle_from = None  # a close may make nodes ready: claim at once
+
+    def go_idle(self) -> None:
+        """Nothing to claim: follow the plan's feed from here until it moves."""
+        self.idle_until = time.monotonic() + IDLE_CLAIM_SECONDS
+        try:
+            page = self.tower.request("GET", "/feed", query={"after": 0, "limit": 0})
+            self.idle_from = page["next_after"]
+        except (Refused, Unreachable):
+            self.idle_from = None
+
+    def worth_claiming(self) -> bool:
+        """Whether a claim may find something: not idle, the plan moved (an event of it
+        or of a session on its nodes since it went idle), or time enough passed."""
+        if self.idle_from is None or time.monotonic() >= self.idle_until:
+            return True
+        try:
+            query = {"after": self.idle_from, "plan": self.args.plan, "limit": 1}
+            page = self.tower.request("GET", "/feed", query=query)
+        except (Refused, Unreachable):
+            return False
+        return bool(page.get("items"))
 
     def append(self, session: str, body: dict) -> None:
         """Append under one idempotency key, tried again while the tower is away: nothing

@@ -370,3 +370,25 @@ def test_two_dispatchers_on_one_plan_run_no_node_twice(env, repo, agent, alice):
     view = plan_views.plan_view("p")
     assert view.status == "done"
     assert [node.attempts for node in view.nodes] == [1] * 6
+
+
+def test_a_node_another_worker_makes_ready_is_claimed_within_a_second_or_two(
+    env, repo, agent, alice, caplog
+):
+    make_plan(alice, CHAIN)
+    append_event("alices", START, {"plan": "p", "node": "a"}, user=alice)  # a person works a
+    args = [CT, "dispatch", "p", "--repo", str(repo), "--", *agent]
+    running = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(3)  # nothing ready: it follows the plan's feed, claiming nothing
+        assert not Event.objects.filter(type=START, node="b").exists()
+        refused = [r for r in caplog.records if "/api/plans/p/claim" in r.getMessage()]
+        assert len(refused) == 1  # one claim found nothing; then only reads of the feed
+        append_event("alices", CLOSE, {"outcome": "done"}, user=alice)
+        closed_at = time.monotonic()
+        assert wait_for(lambda: Event.objects.filter(type=START, node="b").exists(), 10)
+        assert time.monotonic() - closed_at < 2
+    finally:
+        running.send_signal(signal.SIGTERM)
+        running.wait(30)
+        running.kill()
