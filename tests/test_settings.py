@@ -133,7 +133,7 @@ def test_prices_file_prices_what_the_shipped_table_does_not(tmp_path):
     table.write_text(f'{{"our-model": {json.dumps(price)}}}')
     code = (
         "from sessions import config; from sessions.domain import spend;"
-        " print(spend.price_of('our-model-2026', config.prices()).output,"
+        " print(spend.price_of('our-model-20260101', config.prices()).output,"
         " spend.price_of('claude-opus-5', config.prices()))"
     )
     result = manage("shell", "--no-imports", "-c", code, DEBUG="1", PRICES_FILE=str(table))
