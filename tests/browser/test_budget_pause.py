@@ -65,4 +65,7 @@ def test_paused_by_the_hooks_raised_and_unblocked_on_the_pages_and_let_go_on(hoo
     act_on_card(board, "fix-login", "Unblock")
     expect(card(column(board, "active"), "fix-login")).to_be_visible()
 
+    # The person's answer reaches the agent once (DESIGN v5), then it goes on.
+    told = hook("PreToolUse", tool_name="Edit", tool_input={"file_path": "ledger.py"})
+    assert "alice answered: go on" in told["hookSpecificOutput"]["permissionDecisionReason"]
     assert hook("PreToolUse", tool_name="Edit", tool_input={"file_path": "ledger.py"}) is None
