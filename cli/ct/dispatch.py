@@ -284,6 +284,11 @@ class Dispatcher:
             print(f"ct dispatch: {run.session} waits on a person: parked in {run.space.folder}")
             self.parked[run.session] = self.runs.pop(run.session)
             return  # its worktree kept; a person's answer resumes it
+        elif status == "active" and _answer_unheard(run.session):
+            print(f"ct dispatch: {run.session} ended before it heard its answer: resumed")
+            self.runs.pop(run.session)
+            self.resume(run, view)
+            return
         elif code == 0:
             self.push(run)
             said = clean(workspace.final_answer(run.log), NOTE_MAX, "line") or "agent finished"
@@ -304,7 +309,13 @@ class Dispatcher:
             self.forget(run)
         elif view.get("status") == "active" and len(self.runs) < self.args.agents:
             self.parked.pop(run.session)
-            self.launch(run.claimed, run.space, view.get("next_action") or "answered")
+            self.resume(run, view)
+
+    def resume(self, run: Run, view: dict) -> None:
+        """The agent started again on a person's answer (the session's next action, their
+        unblock's note), which counts as heard from now on."""
+        files.remember(run.session, view)
+        self.launch(run.claimed, run.space, view.get("next_action") or "answered")
 
     def push(self, run: Run) -> None:
         if self.args.push and workspace.has_commits_over(self.repo, run.space.branch, self.base):
@@ -428,6 +439,13 @@ class Dispatcher:
         )
         self.parked[session] = Run(claimed, space, None)
         print(f"ct dispatch: {session} waits on a person: parked in {space.folder}")
+
+
+def _answer_unheard(session: str) -> bool:
+    """Whether a person answered the session (it is active again) while `ct` on this
+    machine, the agent's hooks and its own `ct` alike, last knew it blocked: the agent
+    ended without a tool call or a `ct wait` since, so it never heard the answer."""
+    return files.read_json(files.stream_state_path(session)).get("status") == "blocked"
 
 
 def _runs_in(pid: int, folder: Path) -> bool:

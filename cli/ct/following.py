@@ -90,12 +90,14 @@ def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
             note = _reached(args.until, item)
             if note is not False:
                 view = ask(f"/sessions/{session}")
+                files.remember(session, view)  # heard: an agent's own wait got its answer
                 say(args, view, _waited_line(args.until, view, note))
                 return
         after = page["next_after"]
         if page["items"]:
             continue
         if over:
+            files.remember(session, view)
             say(args, view, _waited_line(args.until, view, view.get("next_action")))
             return
         _pause(args, deadline, session)

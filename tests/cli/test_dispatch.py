@@ -34,7 +34,12 @@ if mode == "sleep":
     time.sleep(600)
 if mode == "ask" and "they answered:" not in prompt:
     subprocess.run([os.environ["CT_BIN"], "block", "Which database?"], check=True)
-    sys.exit(0)
+    if os.environ.get("AGENT_ENDS_WHEN"):  # ends later, when told, with no tool call
+        while not pathlib.Path(os.environ["AGENT_ENDS_WHEN"]).exists():
+            time.sleep(0.1)
+    if not os.environ.get("AGENT_WAITS"):
+        sys.exit(0)
+    subprocess.run([os.environ["CT_BIN"], "wait", "--until", "unblocked"], check=True)
 name = session + ".txt"
 pathlib.Path(name).write_text(prompt)
 subprocess.run(["git", "add", name], check=True)
@@ -306,6 +311,41 @@ def test_an_agent_that_asks_a_person_is_parked_then_resumed_with_the_answer(
     prompt = git(repo, "show", f"ct/p/a:{session}.txt")
     assert "You asked a person, and they answered: use postgres" in prompt
     assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_an_answer_given_while_the_agent_ran_resumes_it_once_it_ends(
+    env, repo, agent, alice, tmp_path
+):
+    make_plan(alice, CHAIN[:1])
+    go = tmp_path / "go"
+    running = background({**env, "AGENT_ENDS_WHEN": str(go)}, repo, agent, mode="ask")
+    try:
+        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
+        session = plan_views.plan_view("p").node("a").session
+        append_event(session, UNBLOCK, {"note": "use postgres"}, user=alice)
+        go.touch()  # it ends without having heard the answer
+        assert running.wait(60) == 0
+    finally:
+        running.kill()
+    node = plan_views.plan_view("p").node("a")
+    assert (node.state, node.last_attempt.session) == ("done", session)
+    prompt = git(repo, "show", f"ct/p/a:{session}.txt")
+    assert "You asked a person, and they answered: use postgres" in prompt
+
+
+def test_an_agent_that_waited_for_its_answer_is_not_resumed_with_it(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    running = background({**env, "AGENT_WAITS": "1"}, repo, agent, mode="ask")
+    try:
+        assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists()), "it never asked"
+        session = plan_views.plan_view("p").node("a").session
+        append_event(session, UNBLOCK, {"note": "use postgres"}, user=alice)
+        assert running.wait(60) == 0
+    finally:
+        running.kill()
+    assert plan_views.plan_view("p").node("a").state == "done"
+    notes = Event.objects.filter(session=session).values_list("note", flat=True)
+    assert [note for note in notes if note and note.startswith("resumed")] == []
 
 
 def test_a_restarted_dispatcher_takes_up_the_parked_sessions_and_resumes_them(
