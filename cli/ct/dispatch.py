@@ -129,6 +129,8 @@ class Dispatcher:
     def __init__(self, tower: Tower, args, agent: list[str], repo: Path, base: str, plan: dict):
         self.tower, self.args, self.agent, self.repo, self.base = tower, args, agent, repo, base
         self.plan = plan
+        # Named in the first heartbeat's note, which the plan page reads back.
+        self.agent_name = Path(agent[0]).name if args.trailing else args.agent
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
         self.idle_from: int | None = None  # the feed's position when nothing was ready
@@ -240,7 +242,7 @@ class Dispatcher:
         self.runs[run.session] = run
         self.remember(run)
         verb = "dispatched" if answer is None else "resumed"
-        note = f"{verb}: {Path(self.agent[0]).name} on {socket.gethostname()}"
+        note = f"{verb}: {self.agent_name} on {socket.gethostname()}"
         self.append(run.session, {"type": "session_progress", "note": note[:NOTE_MAX]})
 
     # Watching a run ---------------------------------------------------------------------

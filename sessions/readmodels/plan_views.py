@@ -30,6 +30,14 @@ def plan_view(plan_id: str, at: datetime | None = None) -> plans.PlanView | None
     return views[0] if views else None
 
 
+def dispatches(sessions: Iterable[str]) -> dict[str, plans.Dispatched]:
+    """Which agent runs each of the given sessions that `ct dispatch` launched, and on
+    which machine, read off the dispatcher's first note."""
+    found = store.first_progress_notes(list(sessions), plans.DISPATCH_NOTE_SEQ_MOST)
+    said = ((event.session, plans.dispatched(event)) for event in found)
+    return {session: run for session, run in said if run is not None}
+
+
 def plan_ids(at: datetime | None = None) -> list[str]:
     """Every plan's id (that existed at `at`, if given), the newest first."""
     return store.plan_ids(at)

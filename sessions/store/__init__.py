@@ -29,6 +29,7 @@ from sessions.store.board import board_rows, board_rows_as_of, listing, newest_p
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
 from sessions.store.flow import closed_before, first_moment, flow_folds
 from sessions.store.plan_rows import (
+    first_progress_notes,
     handoffs_of,
     liveness_of,
     node_sessions,
@@ -82,6 +83,7 @@ __all__ = [
     "events_page",
     "every_stream",
     "first_moment",
+    "first_progress_notes",
     "flow_folds",
     "handoffs_of",
     "has_acted",

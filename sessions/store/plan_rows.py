@@ -10,7 +10,8 @@ from django.db import connection
 
 from sessions.domain import vocabulary
 from sessions.domain.plans import Handoff, Liveness, NodeSession
-from sessions.models import PROGRESS_NOTES_INDEX
+from sessions.domain.records import EventRecord
+from sessions.models import PROGRESS_NOTES_INDEX, Event
 from sessions.store.database import (
     TABLE,
     aware_utc,
@@ -21,6 +22,7 @@ from sessions.store.database import (
     moment_param,
     one_of,
     per_stream,
+    records,
     run_prepared,
 )
 from sessions.store.streams import NOTED_TRANSITIONS, TRANSITION, pending_messages_of, types_in
@@ -204,6 +206,15 @@ def handoffs_of(sessions: Sequence[str]) -> dict[str, Handoff]:
             note = reason
         found[session] = Handoff(note, progress, tuple(unread.get(session, ())))
     return found
+
+
+def first_progress_notes(sessions: Sequence[str], seq_most: int) -> list[EventRecord]:
+    """The progress notes among each session's first `seq_most` events (by the unique
+    (session, seq) index: a few rows a session, whatever its length)."""
+    rows = Event.objects.filter(
+        session__in=list(sessions), seq__lte=seq_most, type=vocabulary.PROGRESS, note__isnull=False
+    )
+    return records(rows)
 
 
 _LIVENESS_SETTING = (

@@ -6,6 +6,7 @@ session closed by a person fences its agent; SIGTERM releases the running nodes;
 nothing is left behind: no process, no worktree."""
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -128,6 +129,14 @@ def test_a_chain_runs_to_done_each_node_on_its_own_branch(env, repo, agent, alic
         assert f"work of {node.last_attempt.session}" in log
     assert worktrees(repo) == [f"worktree {repo}"]
     assert not any(alive(pid) for pid in agent_pids(env))
+
+
+def test_the_tower_is_told_which_agent_runs_the_node_and_where(env, repo, agent, alice):
+    make_plan(alice, CHAIN[:1])
+    assert dispatch(env, repo, agent, "--once").returncode == 0
+    session = plan_views.plan_view("p").node("a").last_attempt.session
+    run = plan_views.dispatches([session])[session]
+    assert (run.agent, run.host) == (Path(sys.executable).name, socket.gethostname())
 
 
 def test_the_agent_is_given_its_title_brief_and_plan(env, repo, agent, alice):

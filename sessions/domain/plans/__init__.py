@@ -11,6 +11,7 @@ its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans"
 The package's namespace is the one callers use (`plans.READY`, `plans.apply`).
 """
 
+from sessions.domain.plans.dispatched import DISPATCH_NOTE_SEQ_MOST, Dispatched, dispatched
 from sessions.domain.plans.graph import (
     Graph,
     GraphError,
@@ -74,6 +75,7 @@ from sessions.domain.vocabulary import LAPSED  # a node's state too
 
 __all__ = [
     "CANCELLED",
+    "DISPATCH_NOTE_SEQ_MOST",
     "FAILED",
     "HELD",
     "LAPSED",
@@ -88,6 +90,7 @@ __all__ = [
     "UPSTREAM_FAILED",
     "WAITING",
     "Attempt",
+    "Dispatched",
     "Graph",
     "GraphError",
     "Handoff",
@@ -103,6 +106,7 @@ __all__ = [
     "attempts_of",
     "claimable_nodes",
     "critical_path",
+    "dispatched",
     "graph_after",
     "graph_of",
     "is_reclaimable",

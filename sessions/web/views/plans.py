@@ -130,6 +130,7 @@ def plan_context(request, plan_id, amend_form=None, message=None, budget=None):
         "percent": progress_percent(view),
         "drawing": drawing.draw(view),
         "sessions": sessions,
+        "dispatched": plan_views.dispatches(running),
         "ready": [view.node(key) for key in view.ready],
         "retired": [node for node in view.nodes if node.state == plans.RETIRED],
         "may_amend": at is None and may_act(request.user, view.owner),

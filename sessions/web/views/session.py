@@ -8,8 +8,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from sessions import config, store
 from sessions.domain import vocabulary
+from sessions.readmodels import plan_views, session_views
 from sessions.readmodels import reservations as reservation_model
-from sessions.readmodels import session_views
 from sessions.rules.refusals import (
     Conflict,
     InvalidEvent,
@@ -47,6 +47,7 @@ def session_context(request, session_id, failed_form=None, message=None):
     return {
         "card": make_card(view, request.user, failed_form, message),
         "space": reservation_model.session_space(view.plan, view.node, view.id, view.touched),
+        "dispatched": plan_views.dispatches([view.id]).get(view.id) if view.plan else None,
         "events": timeline(store.events_page(session_id, start - 1, end - start + 1), end),
         "earlier": start if start > 1 else None,
         "later": end + vocabulary.TIMELINE_PAGE if end <= view.seq else None,
