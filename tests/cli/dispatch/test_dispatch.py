@@ -20,99 +20,20 @@ from sessions.domain.vocabulary import BLOCK, CLOSE, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
-from tests.support.ct_tools import CT, ct_env, run_ct
-from tests.support.git_repo import checkout, commit, git
+from tests.support.ct_tools import CT, run_ct
+from tests.support.dispatching import (
+    CHAIN,
+    agent_pids,
+    alive,
+    background,
+    dispatch,
+    make_plan,
+    wait_for,
+    worktrees,
+)
+from tests.support.git_repo import git
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-AGENT = """
-import os, pathlib, subprocess, sys, time
-prompt = sys.stdin.read()
-session = os.environ["CT_SESSION"]
-pathlib.Path(os.environ["CT_PIDS"], session).write_text(str(os.getpid()))
-mode = os.environ.get("AGENT_MODE", "work")
-if mode == "sleep":
-    time.sleep(600)
-if mode == "ask" and "they answered:" not in prompt:
-    subprocess.run([os.environ["CT_BIN"], "block", "Which database?"], check=True)
-    if os.environ.get("AGENT_ENDS_WHEN"):  # ends later, when told, with no tool call
-        while not pathlib.Path(os.environ["AGENT_ENDS_WHEN"]).exists():
-            time.sleep(0.1)
-    if not os.environ.get("AGENT_WAITS"):
-        sys.exit(0)
-    subprocess.run([os.environ["CT_BIN"], "wait", "--until", "unblocked"], check=True)
-name = session + ".txt"
-pathlib.Path(name).write_text(prompt)
-subprocess.run(["git", "add", name], check=True)
-subprocess.run(["git", "commit", "-q", "-m", "work of " + session], check=True)
-print("did the work on " + os.environ["CT_SESSION"])
-sys.exit(3 if mode == "fail" else 0)
-"""
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "agent",
-    "GIT_AUTHOR_EMAIL": "agent@example.com",
-    "GIT_COMMITTER_NAME": "agent",
-    "GIT_COMMITTER_EMAIL": "agent@example.com",
-}
-
-
-@pytest.fixture
-def repo(tmp_path):
-    folder = checkout(tmp_path / "shop", branch="main")
-    commit(folder)
-    return folder
-
-
-@pytest.fixture
-def agent(tmp_path):
-    script = tmp_path / "agent.py"
-    script.write_text(AGENT)
-    return [sys.executable, str(script)]
-
-
-@pytest.fixture
-def env(tmp_path, live_server, token):
-    pids = tmp_path / "pids"
-    pids.mkdir()
-    home = ct_env(tmp_path / "home", live_server.url, token)
-    return {**home, **IDENTITY, "CT_PIDS": str(pids), "CT_BIN": CT}
-
-
-def make_plan(alice, nodes, plan_id="p"):
-    append_event(plan_id, PLAN_CREATE, {"title": "Ship", "nodes": nodes}, user=alice)
-    return plan_id
-
-
-CHAIN = [
-    {"key": "a", "title": "Schema", "brief": "Add the table."},
-    {"key": "b", "title": "API", "needs": ["a"]},
-]
-
-
-def dispatch(env, repo, agent, *flags, mode="work", timeout=90):
-    return run_ct(
-        {**env, "AGENT_MODE": mode},
-        "dispatch", "p", "--repo", str(repo), *flags, "--", *agent,
-        timeout=timeout,
-    )  # fmt: skip
-
-
-def alive(pid: int) -> bool:
-    """Whether a process runs (a zombie waiting for its parent does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def agent_pids(env) -> list[int]:
-    return [int(path.read_text()) for path in Path(env["CT_PIDS"]).iterdir()]
-
-
-def worktrees(repo) -> list[str]:
-    listed = git(repo, "worktree", "list", "--porcelain").splitlines()
-    return [line for line in listed if line.startswith("worktree ")]
 
 
 def test_a_chain_runs_to_done_each_node_on_its_own_branch(env, repo, agent, alice):
@@ -165,22 +86,6 @@ def test_a_run_past_its_time_is_ended_and_failed(env, repo, agent, alice):
     assert node.last_attempt.note == "ran past 0.03 minutes"
     assert not any(alive(pid) for pid in agent_pids(env))
     assert worktrees(repo) == [f"worktree {repo}"]
-
-
-def wait_for(condition, seconds=30.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def background(env, repo, agent, mode="sleep"):
-    args = [CT, "dispatch", "p", "--repo", str(repo), "--once", "--", *agent]
-    return subprocess.Popen(
-        args, env={**env, "AGENT_MODE": mode}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
 
 
 def test_a_person_closing_the_session_ends_its_agent_within_two_seconds(env, repo, agent, alice):

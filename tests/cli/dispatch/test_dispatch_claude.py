@@ -17,8 +17,8 @@ from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
 from tests.cli.test_claude_code import CLAUDE, required
-from tests.cli.test_dispatch import IDENTITY, wait_for, worktrees
 from tests.support.ct_tools import CT, ct_env, run_ct
+from tests.support.dispatching import IDENTITY, wait_for, worktrees
 from tests.support.git_repo import checkout, commit, git
 from tests.support.model_standin import ModelStandIn, request_text, text, tool_use
 
