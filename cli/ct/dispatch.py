@@ -17,9 +17,7 @@ Idle, it follows the plan's feed and claims again when the plan moves. Not yet b
 
 import argparse
 import contextlib
-import json
 import os
-import shlex
 import shutil
 import signal
 import socket
@@ -29,7 +27,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ct import files, hook_settings, workspace
+from ct import files, gitfacts, processes, workspace
+from ct.agent_commands import AGENTS, RESUME, filled, resume_words
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
 from ct.text import clean
@@ -40,7 +39,6 @@ TICK_SECONDS = 0.5  # how often each run is looked at: a close fences it within 
 # this dispatcher's, or at the latest this often (a node lapses with time alone).
 IDLE_CLAIM_SECONDS = 15
 HEARTBEAT_MOST_SECONDS = 300  # a run's heartbeat at least this often, or a third of the lease
-STOP_GRACE_SECONDS = 10  # SIGTERM, then SIGKILL this long after
 NOTE_MAX = 200
 APPEND_TRIES = 5
 
@@ -96,23 +94,6 @@ def cmd_dispatch(args: argparse.Namespace, tower: Tower) -> None:
     raise SystemExit(dispatcher.run())
 
 
-# Each agent run headless, `{prompt}` standing for the prompt's text; `CT_AGENT_ARGS` adds
-# words after them (the flags that let an agent act unattended are the user's to give:
-# the tower never grants them itself).
-def _claude_code() -> list[str]:
-    settings = files.state_file("dispatch", "claude-code-settings")
-    block = hook_settings.settings_block(hook_settings.hook_command())
-    files.write_private(settings, json.dumps(block))
-    words = ["claude", "-p", PROMPT, "--output-format", "json", "--settings", str(settings)]
-    return [*words, RESUME, *shlex.split(os.environ.get("CT_AGENT_ARGS", ""))]
-
-
-# Words of an agent's command that stand for the prompt's text, and for the words that
-# resume its own conversation (`--resume ID`; nothing on a first run).
-PROMPT, RESUME = "{prompt}", "{resume}"
-AGENTS = {"claude-code": _claude_code}
-
-
 class Run:
     """One node's agent: its session, worktree, process and log. A run that ended with
     its session blocked is parked: no process, its worktree kept, until a person's answer
@@ -123,6 +104,7 @@ class Run:
         self.session: str = claimed["id"]
         self.log = workspace.runs_home() / f"{self.session}.log"
         self.began = self.beat = time.monotonic()
+        self.reported: dict = {}  # the work last reported (repo, branch, commit)
 
 
 class Dispatcher:
@@ -133,6 +115,7 @@ class Dispatcher:
         self.agent_name = Path(agent[0]).name if args.trailing else args.agent
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
+        self.orphans: dict[str, dict] = {}  # an earlier dispatcher's open runs, by session
         self.idle_from: int | None = None  # the feed's position when nothing was ready
         self.idle_until = 0.0  # when a claim is tried again all the same (monotonic)
         self.stopping = False
@@ -152,17 +135,26 @@ class Dispatcher:
                     self.watch(run)
                 for run in list(self.parked.values()):
                     self.watch_parked(run)
+                for session, entry in list(self.orphans.items()):
+                    self.watch_orphan(session, entry)
                 if self.stopping:
                     break
                 free = len(self.runs) < self.args.agents
                 if free and self.worth_claiming() and self.claim_one():
                     continue
-                if self.args.once and not self.runs and not self.parked:
+                if self.args.once and not (self.runs or self.parked or self.orphans_run()):
                     break
                 time.sleep(TICK_SECONDS)
         finally:
             self.release_all()
         return self.summary() if self.args.once else 0
+
+    def orphans_run(self) -> bool:
+        """Whether an orphan's process still runs: `--once` waits for its session's end."""
+        return any(
+            entry.get("pgid") and processes.runs_in(entry["pgid"], Path(entry["folder"]))
+            for entry in self.orphans.values()
+        )
 
     def _stop(self, signum: int, frame: object) -> None:
         self.stopping = True
@@ -182,6 +174,8 @@ class Dispatcher:
             raise
         except Unreachable:
             return False  # the tower is away: looked at again next tick
+        for session, entry in list(self.orphans.items()):
+            self.watch_orphan(session, entry)  # a reclaimed orphan ended before its worktree goes
         last = claimed.get("last_attempt") or {}
         last_branch = (last.get("work") or {}).get("branch")
         try:
@@ -208,9 +202,9 @@ class Dispatcher:
             files.write_private(given, text)
         else:
             text = workspace.answered(given.read_text(), answer)
-            conversation = workspace.final_result(home / f"{claimed['id']}.log").get("session_id")
-            if RESUME in self.agent and isinstance(conversation, str):
-                text, resume = answer, ["--resume", conversation]
+            conversation = resume_words(home / f"{claimed['id']}.log")
+            if RESUME in self.agent and conversation is not None:
+                text, resume = answer, conversation
         brief = home / f"{claimed['id']}.input"  # this run's prompt: stdin, $CT_BRIEF_FILE
         files.write_private(brief, text)
         env = {
@@ -223,11 +217,7 @@ class Dispatcher:
             "PWD": str(space.folder),
         }
         log = home / f"{claimed['id']}.log"
-        words = [
-            filled
-            for word in self.agent
-            for filled in ([text] if word == PROMPT else resume if word == RESUME else [word])
-        ]
+        words = filled(self.agent, text, resume)
         with brief.open("rb") as stdin, log.open("ab") as out:
             process = subprocess.Popen(
                 words,
@@ -244,6 +234,20 @@ class Dispatcher:
         verb = "dispatched" if answer is None else "resumed"
         note = f"{verb}: {self.agent_name} on {socket.gethostname()}"
         self.append(run.session, {"type": "session_progress", "note": note[:NOTE_MAX]})
+        self.report_work(run)
+
+    def report_work(self, run: Run) -> None:
+        """Where the run's work lands (its repository, branch and head commit), when it
+        moved since the last report: the handoff names the branch the next attempt
+        continues, and a merge of it is matched to the session. Only for a `-- COMMAND`:
+        an `--agent`'s hooks report it themselves."""
+        if not self.args.trailing:
+            return
+        found = gitfacts.facts(run.space.folder)
+        report = found.report() if found is not None else {}
+        if report and report != run.reported:
+            run.reported = report
+            self.append(run.session, {"type": "session_work", **report})
 
     # Watching a run ---------------------------------------------------------------------
 
@@ -258,7 +262,7 @@ class Dispatcher:
         elif ended is not None:
             self.finish(run, view)
         elif time.monotonic() - run.began > self.args.run_timeout * 60:
-            end_group(run.process)
+            processes.end_group(run.process)
             self.close(run.session, "failed", f"ran past {self.args.run_timeout:g} minutes")
             self.forget(run)
         elif view is not None and self.heartbeat_due(run, view):
@@ -277,7 +281,7 @@ class Dispatcher:
     def finish(self, run: Run, view: dict | None, fenced: bool = False) -> None:
         """The run's end: its close decided from how the process ended, unless someone
         else closed the session; parked when it ended blocked."""
-        end_group(run.process)
+        processes.end_group(run.process)
         status = (view or {}).get("status")
         code = run.process.returncode
         if fenced or status == "closed":
@@ -292,20 +296,21 @@ class Dispatcher:
             self.resume(run, view)
             return
         elif code == 0:
+            self.report_work(run)
             self.push(run)
             said = clean(workspace.final_answer(run.log), NOTE_MAX, "line") or "agent finished"
             self.close(run.session, "done", said)
         else:
+            self.report_work(run)
             said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "no output"
-            self.close(run.session, "failed", f"exit status {code}: {said}"[:NOTE_MAX])
+            self.close(run.session, "failed", f"{processes.ending(code)}: {said}"[:NOTE_MAX])
         self.forget(run)
 
     def watch_parked(self, run: Run) -> None:
         """A parked run: resumed once a person answers (its session unblocked) and a slot
         is free; let go when someone closes its session."""
-        try:
-            view = self.tower.request("GET", f"/sessions/{run.session}")
-        except (Refused, Unreachable):
+        view = self.view_of(run.session)
+        if view is None:
             return
         if view.get("status") == "closed":
             self.forget(run)
@@ -338,7 +343,7 @@ class Dispatcher:
         """Every running agent ended, and its session closed `released` so that its node
         is ready again at once."""
         for run in list(self.runs.values()):
-            end_group(run.process)
+            processes.end_group(run.process)
             self.close(run.session, "released", "dispatcher stopped")
             self.forget(run)
 
@@ -411,27 +416,50 @@ class Dispatcher:
         )
 
     def clean_leftovers(self) -> None:
-        """What an earlier dispatcher of this plan left: the worktrees (and any process
-        still running) of its sessions that are closed now; its parked sessions, watched
-        again (a person's answer resumes them here)."""
+        """What an earlier dispatcher of this plan left (killed, it could not clean up):
+        the worktrees, and any process still running, of its sessions that are closed;
+        its parked sessions, watched again (a person's answer resumes them here); and its
+        orphans, runs still open, watched until their sessions close (they lapse and are
+        reclaimed, or someone closes them), then ended and removed."""
         kept = files.read_json(self.record).get("runs", {})
         for session, entry in kept.items():
-            try:
-                view = self.tower.request("GET", f"/sessions/{session}")
-            except Refused:
-                view = {"status": "closed"}  # no such session any more
-            except Unreachable:
+            view = self.view_of(session)
+            if view is None:
                 continue
             folder = Path(entry["folder"])
-            if view.get("status") == "blocked" and folder.is_dir() and "node" in entry:
-                if entry.get("pgid") is None or not _runs_in(entry["pgid"], folder):
-                    self.take_up(session, entry)
-            elif view.get("status") == "closed":
-                if entry.get("pgid") and _runs_in(entry["pgid"], folder):  # not a stranger's
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(entry["pgid"], signal.SIGKILL)
-                workspace.remove(self.repo, folder)
-                files.update_json(self.record, lambda found, s=session: found["runs"].pop(s, None))
+            running = bool(entry.get("pgid")) and processes.runs_in(entry["pgid"], folder)
+            if view["status"] == "closed":
+                self.clean(session, entry)
+            elif view["status"] == "blocked" and not running and folder.is_dir():
+                self.take_up(session, entry)
+            else:
+                self.orphans[session] = entry
+
+    def watch_orphan(self, session: str, entry: dict) -> None:
+        view = self.view_of(session)
+        if view is not None and view["status"] == "closed":
+            self.orphans.pop(session)
+            self.clean(session, entry)
+
+    def view_of(self, session: str) -> dict | None:
+        """The session's view; closed when there is no such session; None when the tower
+        is away (looked at again later)."""
+        try:
+            return self.tower.request("GET", f"/sessions/{session}")
+        except Refused:
+            return {"status": "closed"}
+        except Unreachable:
+            return None
+
+    def clean(self, session: str, entry: dict) -> None:
+        """A closed session's leftovers gone: its process group, when its leader still
+        runs in the worktree (not a stranger that took the pid), and its worktree."""
+        folder = Path(entry["folder"])
+        if entry.get("pgid") and processes.runs_in(entry["pgid"], folder):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(entry["pgid"], signal.SIGKILL)
+        workspace.remove(self.repo, folder)
+        files.update_json(self.record, lambda found: found["runs"].pop(session, None))
 
     def take_up(self, session: str, entry: dict) -> None:
         """A parked session an earlier dispatcher recorded, parked here now."""
@@ -448,26 +476,3 @@ def _answer_unheard(session: str) -> bool:
     machine, the agent's hooks and its own `ct` alike, last knew it blocked: the agent
     ended without a tool call or a `ct wait` since, so it never heard the answer."""
     return files.read_json(files.stream_state_path(session)).get("status") == "blocked"
-
-
-def _runs_in(pid: int, folder: Path) -> bool:
-    """Whether process `pid` runs in `folder` (its working folder is in it)."""
-    try:
-        return Path(os.readlink(f"/proc/{pid}/cwd")).is_relative_to(folder)
-    except OSError:
-        return False
-
-
-def end_group(process: subprocess.Popen) -> None:
-    """The process group ended: SIGTERM, then SIGKILL after `STOP_GRACE_SECONDS`; and
-    whatever of the group outlived its leader, killed."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)  # stragglers of a leader that ended

@@ -32,7 +32,9 @@ name = session + ".txt"
 pathlib.Path(name).write_text(prompt)
 subprocess.run(["git", "add", name], check=True)
 subprocess.run(["git", "commit", "-q", "-m", "work of " + session], check=True)
-print("did the work on " + os.environ["CT_SESSION"])
+print("did the work on " + os.environ["CT_SESSION"], flush=True)
+if mode == "linger":  # its work committed, it goes on until it is ended
+    time.sleep(600)
 sys.exit(3 if mode == "fail" else 0)
 """
 IDENTITY = {
