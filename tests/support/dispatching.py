@@ -18,13 +18,15 @@ prompt = sys.stdin.read()
 session = os.environ["CT_SESSION"]
 pathlib.Path(os.environ["CT_PIDS"], session).write_text(str(os.getpid()))
 mode = os.environ.get("AGENT_MODE", "work")
+def when(name):  # waits for the file the environment names, if it names one
+    while os.environ.get(name) and not pathlib.Path(os.environ[name]).exists():
+        time.sleep(0.1)
 if mode == "sleep":
     time.sleep(600)
+when("AGENT_WORKS_WHEN")
 if mode == "ask" and "they answered:" not in prompt:
     subprocess.run([os.environ["CT_BIN"], "block", "Which database?"], check=True)
-    if os.environ.get("AGENT_ENDS_WHEN"):  # ends later, when told, with no tool call
-        while not pathlib.Path(os.environ["AGENT_ENDS_WHEN"]).exists():
-            time.sleep(0.1)
+    when("AGENT_ENDS_WHEN")  # ends later, when told, with no tool call
     if not os.environ.get("AGENT_WAITS"):
         sys.exit(0)
     subprocess.run([os.environ["CT_BIN"], "wait", "--until", "unblocked"], check=True)

@@ -6,6 +6,9 @@ git repositories, with the stand-in agent of tests/support/dispatching.py."""
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 from unittest import mock
@@ -13,11 +16,13 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from sessions.domain.vocabulary import CLOSE, PLAN_CREATE
+from sessions.domain.vocabulary import CLOSE, PLAN_AMEND, PLAN_CREATE, START, UNBLOCK, WORK
 from sessions.models import Event
-from sessions.readmodels import plan_views
+from sessions.readmodels import plan_views, session_views
 from sessions.rules.append import append_event
-from tests.support.ct_tools import hook_payload, run_ct, run_hook
+from tests.conftest import Gunicorn
+from tests.support import forge
+from tests.support.ct_tools import CT, hook_payload, reply_line, run_ct, run_hook
 from tests.support.dispatching import (
     CHAIN,
     agent_pids,
@@ -103,3 +108,129 @@ def test_a_killed_dispatchers_run_lapses_is_reclaimed_and_its_orphan_fenced(
     said = json.loads(told.stdout)["hookSpecificOutput"]
     assert said["permissionDecision"] == "deny"
     assert "someone else has taken this work over" in said["permissionDecisionReason"]
+
+
+# An agent whose first run crosses its node's budget, as Claude Code would: its hooks
+# adopt the session, its first tool call reports $1.00 spent (the transcript TRANSCRIPT
+# names), its next one is refused by the pause, and it ends. Resumed with a person's
+# answer, it does the work.
+SPENDING_AGENT = """
+import json, os, pathlib, subprocess, sys
+prompt = sys.stdin.read()
+if "they answered:" in prompt:
+    pathlib.Path("after-the-raise.txt").write_text(prompt)
+    subprocess.run(["git", "add", "after-the-raise.txt"], check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "work after the raise"], check=True)
+    sys.exit(0)
+def hook(event, **fields):
+    payload = {"session_id": "spender", "transcript_path": os.environ["TRANSCRIPT"],
+               "cwd": os.getcwd(), "hook_event_name": event, **fields}
+    ran = subprocess.run([os.environ["CT_BIN"], "hook", "claude-code"],
+                         input=json.dumps(payload), capture_output=True, text=True)
+    return ran.stdout
+hook("SessionStart", source="startup")
+hook("PostToolUse", tool_name="Bash", tool_input={"command": "make"}, tool_response={})
+told = hook("PreToolUse", tool_name="Edit", tool_input={"file_path": "ledger.py"})
+pathlib.Path(os.environ["AGENT_TOLD"]).write_text(told)
+"""
+
+
+def test_a_budget_crossed_mid_run_parks_the_agent_until_a_raise_and_an_answer(
+    env, repo, alice, tmp_path
+):
+    nodes = [{"key": "a", "title": "Migrate the ledger", "budget_usd": 1}]
+    append_event("p", PLAN_CREATE, {"title": "Ship", "nodes": nodes}, user=alice)
+    script, transcript, told = tmp_path / "spender.py", tmp_path / "t.jsonl", tmp_path / "told"
+    script.write_text(SPENDING_AGENT)
+    transcript.write_text(reply_line("msg_1", "claude-haiku-4-5", input=1_000_000))
+    spender = {**env, "TRANSCRIPT": str(transcript), "AGENT_TOLD": str(told)}
+    running = background(spender, repo, [sys.executable, str(script)])
+    try:
+        assert wait_for(told.exists), "the agent never tried its second tool call"
+        assert "budget spent: $1.00 of $1.00 (node a)" in told.read_text()
+        session = plan_views.plan_view("p").node("a").session
+        assert wait_for(lambda: len(worktrees(repo)) == 2 and session_status(session) == "blocked")
+        time.sleep(1)  # parked: the session still blocked, nothing closed
+        assert not Event.objects.filter(session=session, type=CLOSE).exists()
+        append_event("p", PLAN_AMEND, {"budgets": {"a": 5}}, user=alice)
+        append_event(session, UNBLOCK, {"note": "budget raised to $5"}, user=alice)
+        assert running.wait(60) == 0
+    finally:
+        running.kill()
+    node = plan_views.plan_view("p").node("a")
+    assert (node.state, node.last_attempt.session) == ("done", session)
+    prompt = git(repo, "show", "ct/p/a:after-the-raise.txt")
+    assert "they answered: budget raised to $5" in prompt
+
+
+def session_status(session):
+    return session_views.session_view(session).status
+
+
+def test_a_merge_under_done_when_merge_makes_the_next_node_ready_and_run(
+    env, repo, agent, alice, live_server, settings
+):
+    forge.required()
+    settings.GITHUB_WEBHOOK_SECRET = forge.SECRET
+    git(repo, "remote", "set-url", "origin", "https://github.com/acme/shop.git")
+    fields = {"title": "Ship", "nodes": CHAIN, "repo": "acme/shop", "done_when": "merge"}
+    append_event("p", PLAN_CREATE, fields, user=alice)
+    running = subprocess.Popen(  # no --once: it waits on the plan while a merges
+        [CT, "dispatch", "p", "--repo", str(repo), "--", *agent], env=env
+    )
+    try:
+        assert wait_for(lambda: plan_views.plan_view("p").node("a").state == "merging")
+        head = branch_head(repo, "ct/p/a")
+        merged = pull_request_merged("acme/shop", "ct/p/a", head)
+        delivered_at = timezone.now()
+        assert forge.deliver(live_server.url, "pull_request", merged).status == 200
+        assert wait_for(lambda: plan_views.plan_view("p").node("b").state == "merging")
+    finally:
+        running.send_signal(signal.SIGTERM)
+        running.wait(30)
+    assert plan_views.plan_view("p").node("a").state == "done"
+    b_started = Event.objects.get(session=node_session("b"), type=START).timestamp
+    assert b_started >= delivered_at  # b waited for a's merge, then ran at once
+
+
+def node_session(key):
+    node = plan_views.plan_view("p").node(key)
+    return node.session or node.last_attempt.session
+
+
+def pull_request_merged(repo, branch, sha):
+    """GitHub's own `closed` example, made a merge of `branch` at `sha` in `repo`."""
+    payload = forge.example("pull_request", "closed")
+    pr = payload["pull_request"]
+    pr["number"], pr["html_url"] = 7, f"https://github.com/{repo}/pull/7"
+    pr["head"]["ref"], pr["head"]["sha"], pr["head"]["repo"]["full_name"] = branch, sha, repo
+    pr["merged"], pr["state"], pr["merge_commit_sha"] = True, "closed", "9" * 40
+    pr["merged_at"] = timezone.now().isoformat().replace("+00:00", "Z")
+    return payload
+
+
+def test_with_the_tower_away_the_agent_goes_on_and_its_close_lands_once(
+    env, repo, agent, alice, gunicorn, database_url, tmp_path
+):
+    make_plan(alice, CHAIN[:1])
+    go = tmp_path / "go"
+    through_gunicorn = {**env, "CT_URL": gunicorn.url, "AGENT_WORKS_WHEN": str(go)}
+    running = background(through_gunicorn, repo, agent, mode="work")
+    try:
+        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        gunicorn.kill()  # the tower away: the agent works and ends meanwhile
+        go.touch()
+        [pid] = agent_pids(env)
+        assert wait_for(lambda: not alive(pid))
+        time.sleep(1)  # the dispatcher tries its close, and is refused by no one
+        back = Gunicorn(database_url, port=gunicorn.port).start()
+        try:
+            assert running.wait(60) == 0
+        finally:
+            back.stop()
+    finally:
+        running.kill()
+    session = node_session("a")
+    assert plan_views.plan_view("p").node("a").state == "done"
+    assert Event.objects.filter(session=session, type=CLOSE).count() == 1
+    assert Event.objects.filter(session=session, type=WORK).count() == 2  # launch, end
