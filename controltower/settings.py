@@ -203,6 +203,9 @@ WEBHOOKS_PER_USER = env_int("WEBHOOKS_PER_USER", 10)
 # The delivery worker's timeout for connecting and for each read, per POST and per ping
 # (`manage.py deliver --timeout-seconds` and `--ping-timeout-seconds` override them).
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+# The most a feed request waits for an event (`wait`, a long poll) before it answers with
+# none; 0 answers at once. Each waiting request holds a server thread meanwhile.
+FEED_WAIT_SECONDS = env_int("FEED_WAIT_SECONDS", 20)
 WEBHOOK_PING_TIMEOUT_SECONDS = env_int("WEBHOOK_PING_TIMEOUT_SECONDS", 5)
 # Internal networks (CIDRs) a webhook may point into; by default none: loopback, private,
 # link-local, CGNAT, multicast and reserved addresses are refused (sessions/rules/addresses.py).

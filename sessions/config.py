@@ -35,6 +35,7 @@ class TowerSettings:
     webhook_ping_timeout_seconds: int  # the same, per ping
     lease_minutes: int  # the lease written into a new plan that names none
     max_attempts: int  # the cap on attempts written into a new plan that names none
+    feed_wait_seconds: int  # the most a feed request waits for an event here (0: never)
 
 
 @functools.cache
@@ -56,32 +57,35 @@ def _read_again(setting: str, **kwargs: object) -> None:
 _NAMES = {f.name for f in fields(TowerSettings)}
 
 
-# The plan defaults go into plan events, whose fields have their own ranges.
+# The plan defaults go into plan events, whose fields have their own ranges; a feed's
+# wait is at most what the API allows, and may be 0 (answer at once: no long polls).
 _HIGHEST = {
     "lease_minutes": vocabulary.INTEGER_RANGES["lease"][1],
     "max_attempts": vocabulary.INTEGER_RANGES["max_attempts"][1],
+    "feed_wait_seconds": vocabulary.MAX_FEED_WAIT_SECONDS,
 }
+_LOWEST = {"feed_wait_seconds": 0}
 
 
 @checks.register(checks.Tags.compatibility)
 def check_tower_settings(app_configs: object = None, **kwargs: object) -> list[checks.CheckMessage]:
-    """Each of Control Tower's settings is a whole number of at least 1 (and the plan
-    defaults within what a plan event may name)."""
+    """Each of Control Tower's settings is a whole number of at least 1, or 0 where it
+    may be (and within what the events or the API allow, where they bound it)."""
     problems = []
     for field in fields(TowerSettings):
         name = field.name.upper()
         value = getattr(settings, name, None)
-        highest = _HIGHEST.get(field.name)
+        highest, lowest = _HIGHEST.get(field.name), _LOWEST.get(field.name, 1)
         if (
             isinstance(value, bool)
             or not isinstance(value, int)
-            or value < 1
+            or value < lowest
             or (highest is not None and value > highest)
         ):
             within = f" and at most {highest}" if highest is not None else ""
             problems.append(
                 checks.Error(
-                    f"{name} must be a whole number of at least 1{within}, not {value!r}.",
+                    f"{name} must be a whole number of at least {lowest}{within}, not {value!r}.",
                     hint=f"Set {name} in the environment, or leave it out for its default.",
                     id="tower.E001",
                 )

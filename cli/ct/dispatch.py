@@ -11,9 +11,8 @@ process group is ended and its worktree removed (the branch kept).
 With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
 settings file of the dispatcher's own; its hooks adopt the claimed session
 (`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a person's answer.
-Idle, it follows the plan's feed and claims again when the plan moves. Not yet built
-(issue 53): the other agents, and a long poll of the feed instead of a read every
-`TICK_SECONDS`."""
+Idle, it waits on the plan's feed (a long poll) and claims again as soon as the plan
+moves. Not yet built (issue 54): the other agents."""
 
 import argparse
 import contextlib
@@ -31,13 +30,10 @@ from ct import files, gitfacts, processes, workspace
 from ct.agent_commands import AGENTS, RESUME, filled, resume_words
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
+from ct.plan_feed import Interrupted, PlanFeed
 from ct.text import clean
 
 TICK_SECONDS = 0.5  # how often each run is looked at: a close fences it within 2 s
-# With nothing to claim, a claim is tried again when the plan moves (its feed: one small
-# read a tick, where a claim is a write that takes the plan's turn), after a close of
-# this dispatcher's, or at the latest this often (a node lapses with time alone).
-IDLE_CLAIM_SECONDS = 15
 HEARTBEAT_MOST_SECONDS = 300  # a run's heartbeat at least this often, or a third of the lease
 NOTE_MAX = 200
 APPEND_TRIES = 5
@@ -116,8 +112,7 @@ class Dispatcher:
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
         self.orphans: dict[str, dict] = {}  # an earlier dispatcher's open runs, by session
-        self.idle_from: int | None = None  # the feed's position when nothing was ready
-        self.idle_until = 0.0  # when a claim is tried again all the same (monotonic)
+        self.plan_feed = PlanFeed(tower, args.plan)  # idle, waited on until the plan moves
         self.stopping = False
         self.record = files.state_file("dispatch", args.plan)
         lease = plan.get("lease")
@@ -140,11 +135,11 @@ class Dispatcher:
                 if self.stopping:
                     break
                 free = len(self.runs) < self.args.agents
-                if free and self.worth_claiming() and self.claim_one():
+                if free and self.plan_feed.worth_claiming() and self.claim_one():
                     continue
                 if self.args.once and not (self.runs or self.parked or self.orphans_run()):
                     break
-                time.sleep(TICK_SECONDS)
+                self.pause()
         finally:
             self.release_all()
         return self.summary() if self.args.once else 0
@@ -158,6 +153,8 @@ class Dispatcher:
 
     def _stop(self, signum: int, frame: object) -> None:
         self.stopping = True
+        if self.plan_feed.polling:
+            raise Interrupted  # out of a long poll at once
 
     # Claims and launches ----------------------------------------------------------------
 
@@ -169,7 +166,7 @@ class Dispatcher:
             )
         except Refused as refused:
             if refused.code in ("nothing_ready", "budget_spent"):
-                self.go_idle()
+                self.plan_feed.go_idle()
                 return False
             raise
         except Unreachable:
@@ -364,28 +361,18 @@ class Dispatcher:
     def close(self, session: str, outcome: str, note: str) -> None:
         body = {"type": "session_close", "outcome": outcome, "note": note or outcome}
         self.append(session, body)
-        self.idle_from = None  # a close may make nodes ready: claim at once
+        self.plan_feed.moved()
 
-    def go_idle(self) -> None:
-        """Nothing to claim: follow the plan's feed from here until it moves."""
-        self.idle_until = time.monotonic() + IDLE_CLAIM_SECONDS
-        try:
-            page = self.tower.request("GET", "/feed", query={"after": 0, "limit": 0})
-            self.idle_from = page["next_after"]
-        except (Refused, Unreachable):
-            self.idle_from = None
-
-    def worth_claiming(self) -> bool:
-        """Whether a claim may find something: not idle, the plan moved (an event of it
-        or of a session on its nodes since it went idle), or time enough passed."""
-        if self.idle_from is None or time.monotonic() >= self.idle_until:
-            return True
-        try:
-            query = {"after": self.idle_from, "plan": self.args.plan, "limit": 1}
-            page = self.tower.request("GET", "/feed", query=query)
-        except (Refused, Unreachable):
-            return False
-        return bool(page.get("items"))
+    def pause(self) -> None:
+        """Until the next look: a tick, unless idle with a slot free; then until the plan
+        moves, for a tick while runs or orphans are watched every tick, else until a claim
+        is due all the same (parked runs wake with their unblock, on the plan's feed)."""
+        if self.plan_feed.after is None or len(self.runs) >= self.args.agents:
+            time.sleep(TICK_SECONDS)
+            return
+        busy = self.runs or self.orphans
+        with contextlib.suppress(Interrupted):  # stopping
+            self.plan_feed.wait(TICK_SECONDS if busy else self.plan_feed.seconds_left())
 
     def append(self, session: str, body: dict) -> None:
         """Append under one idempotency key, tried again while the tower is away: nothing

@@ -444,3 +444,9 @@ class FeedQuery(Schema):
     plan: SessionId | None = Field(
         None, description="Only this plan's events and those of the sessions on its nodes."
     )
+    wait: Annotated[float, Field(ge=0, le=vocabulary.MAX_FEED_WAIT_SECONDS)] = Field(
+        0,
+        description="With no event to give yet, wait up to this many seconds for one (a"
+        " long poll): the answer comes as soon as one is committed. 0 answers at once. A"
+        " busy server may answer sooner, with no events: ask again.",
+    )

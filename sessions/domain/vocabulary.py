@@ -232,6 +232,9 @@ DEFAULT_FEED_PAGE = 100
 # The text a feed page carries, at most (one event more than this is still sent whole):
 # a page of 1,000 events of long notes was 22 MB.
 MAX_FEED_PAGE_CHARACTERS = 1_000_000
+# How long a feed request may wait for an event when none is there yet (a long poll):
+# below the 30 s after which proxies and clients commonly give up on an answer.
+MAX_FEED_WAIT_SECONDS = 20
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 MAX_PLAN_PAGE_SIZE = 20  # plans per page of the plan list (each up to 500 nodes)

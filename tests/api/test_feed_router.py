@@ -3,6 +3,7 @@ type, stream or plan; never missing or repeating an event while writers race."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
 
 import psycopg
 import pytest
@@ -253,3 +254,49 @@ def test_the_least_privileged_role_sees_the_writers_transaction_ids(database_url
             admin.execute("DROP OWNED BY tower_feed_reader")
             admin.execute("DROP ROLE tower_feed_reader")
     assert seen == 1
+
+
+# A long poll (`wait`) ---------------------------------------------------------------
+
+
+def test_a_waiting_request_is_answered_with_the_event_that_lands_meanwhile(api, alice, token):
+    append_event("quiet", START, {"title": "Quiet"}, user=alice)
+    after = api("GET", "/api/feed?after=0&limit=0", token=token).json()["next_after"]
+    later = threading.Timer(0.5, append_event, ("quiet", BLOCK, {"reason": "a question"}))
+    later.kwargs = {"user": alice}
+    later.start()
+    answer = api("GET", f"/api/feed?after={after}&wait=15&stream=quiet", token=token)
+    later.join()
+    assert answer.status == 200
+    assert [item["type"] for item in answer.json()["items"]] == [BLOCK]
+
+
+def test_a_wait_that_sees_only_other_streams_events_goes_on_waiting(api, alice, token):
+    after = api("GET", "/api/feed?after=0&limit=0", token=token).json()["next_after"]
+    later = threading.Timer(0.3, append_event, ("other", START, {"title": "Other"}))
+    later.kwargs = {"user": alice}
+    later.start()
+    answer = api("GET", f"/api/feed?after={after}&wait=1&stream=quiet", token=token).json()
+    later.join()
+    assert answer["items"] == []
+    assert answer["next_after"] > after  # past the other stream's event, not to see it again
+
+
+def test_a_wait_past_the_most_is_refused(api, token):
+    answer = api("GET", "/api/feed?after=0&wait=21", token=token)
+    assert answer.status == 400
+    assert "wait" in answer.body.decode()
+
+
+def test_with_every_waiting_place_taken_a_wait_is_answered_at_once(alice):
+    taken = [
+        feed_model._LONG_POLLS.acquire(blocking=False) for _ in range(feed_model.LONG_POLLS_MOST)
+    ]
+    try:
+        assert all(taken)
+        with mock.patch.object(feed_model, "_ENDING") as ending:
+            found, _ = feed_model.feed_waiting(0, 10, 15, stream="nobody")
+        assert found == [] and not ending.wait.called
+    finally:
+        for _ in taken:
+            feed_model._LONG_POLLS.release()

@@ -49,8 +49,19 @@ def schemathesis_run(document, seed, *options, env=None):
     return run
 
 
+@pytest.fixture
+def gunicorn_waiting_briefly(database_url, transactional_db):
+    """gunicorn whose feed waits a second at most: a generated `wait` is honoured, and
+    25 examples of it cost seconds, not minutes."""
+    server = Gunicorn(database_url)
+    server.env["FEED_WAIT_SECONDS"] = "1"
+    yield server.start()
+    server.stop()
+
+
 @pytest.mark.parametrize("seed", [1, 2])
-def test_schemathesis_finds_nothing(gunicorn, alice, token_for, seed):
+def test_schemathesis_finds_nothing(gunicorn_waiting_briefly, alice, token_for, seed):
+    gunicorn = gunicorn_waiting_briefly
     append_event("s1", START, {"title": "A session to act on"}, user=alice)
     token = token_for(alice)
     document = f"{gunicorn.url}/api/openapi.json"

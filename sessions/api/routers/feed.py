@@ -19,8 +19,13 @@ router = Router(tags=["feed"])
     summary="Every event in global order after a cursor: keep next_after and ask again",
 )
 def feed(request: HttpRequest, query: Query[requests.FeedQuery]):
-    found, next_after = feed_model.feed(
-        query.after, query.limit, event_type=query.type, stream=query.stream, plan=query.plan
+    found, next_after = feed_model.feed_waiting(
+        query.after,
+        query.limit,
+        query.wait,
+        event_type=query.type,
+        stream=query.stream,
+        plan=query.plan,
     )
     items = [shapes.feed_item(position, event) for position, event in found]
     return JsonResponse({"items": items, "next_after": next_after})

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from sessions.readmodels import feed as feed_model
 from tests.support.ct_tools import CT, ct_env
 from tests.support.dispatching import AGENT, IDENTITY
 from tests.support.git_repo import checkout, commit
@@ -29,4 +30,5 @@ def env(tmp_path, live_server, token):
     pids = tmp_path / "pids"
     pids.mkdir()
     home = ct_env(tmp_path / "home", live_server.url, token)
-    return {**home, **IDENTITY, "CT_PIDS": str(pids), "CT_BIN": CT}
+    yield {**home, **IDENTITY, "CT_PIDS": str(pids), "CT_BIN": CT}
+    feed_model.end_waits()  # an idle dispatcher's poll ended before the database goes

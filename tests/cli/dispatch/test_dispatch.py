@@ -346,3 +346,18 @@ def test_a_node_another_worker_makes_ready_is_claimed_within_a_second_or_two(
         running.send_signal(signal.SIGTERM)
         running.wait(30)
         running.kill()
+
+
+def test_an_idle_dispatcher_waiting_on_the_feed_stops_at_once_on_sigterm(env, repo, agent, alice):
+    make_plan(alice, CHAIN)
+    append_event("alices", START, {"plan": "p", "node": "a"}, user=alice)  # nothing ready
+    args = [CT, "dispatch", "p", "--repo", str(repo), "--", *agent]
+    running = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(2)  # in its long poll of the plan's feed
+        running.send_signal(signal.SIGTERM)
+        asked = time.monotonic()
+        assert running.wait(10) == 0
+        assert time.monotonic() - asked < 2  # not at the end of the poll's 15 s
+    finally:
+        running.kill()
