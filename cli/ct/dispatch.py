@@ -319,6 +319,7 @@ class Dispatcher:
         """The agent started again on a person's answer (the session's next action, their
         unblock's note), which counts as heard from now on."""
         files.remember(run.session, view)
+        files.await_answer(run.session, False)  # the answer is its prompt
         self.launch(run.claimed, run.space, view.get("next_action") or "answered")
 
     def push(self, run: Run) -> None:
@@ -459,7 +460,7 @@ class Dispatcher:
 
 
 def _answer_unheard(session: str) -> bool:
-    """Whether a person answered the session (it is active again) while `ct` on this
-    machine, the agent's hooks and its own `ct` alike, last knew it blocked: the agent
-    ended without a tool call or a `ct wait` since, so it never heard the answer."""
-    return files.read_json(files.stream_state_path(session)).get("status") == "blocked"
+    """Whether a person answered the session (it is active again) while its agent still
+    awaited the answer, by `ct`'s record on this machine: the agent ended without a tool
+    call or a `ct wait` since, so it never heard it."""
+    return files.awaits_answer(session)

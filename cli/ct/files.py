@@ -149,6 +149,23 @@ def expect_status(session: str, status: str) -> None:
         update_json(stream_state_path(session), expected)
 
 
+def await_answer(session: str, waiting: bool) -> None:
+    """Whether the session's agent waits for a person's answer it has not been told yet:
+    set by its own block (`ct block`, a budget's pause); cleared once the answer reaches
+    it (its hook hands it over, its `ct wait` returns, a dispatcher resumes it with it).
+    Kept apart from the status, which any answer of the tower's moves."""
+
+    def mark(known: dict) -> None:
+        known["awaiting_answer"] = waiting
+
+    with contextlib.suppress(OSError):
+        update_json(stream_state_path(session), mark)
+
+
+def awaits_answer(session: str) -> bool:
+    return bool(read_json(stream_state_path(session)).get("awaiting_answer"))
+
+
 class Spool:
     """Events that could not reach the tower, one JSON line each, in the order spooled.
 

@@ -90,17 +90,25 @@ def cmd_wait(args: argparse.Namespace, tower: Tower) -> None:
             note = _reached(args.until, item)
             if note is not False:
                 view = ask(f"/sessions/{session}")
-                files.remember(session, view)  # heard: an agent's own wait got its answer
+                _heard(session, view)
                 say(args, view, _waited_line(args.until, view, note))
                 return
         after = page["next_after"]
         if page["items"]:
             continue
         if over:
-            files.remember(session, view)
+            _heard(session, view)
             say(args, view, _waited_line(args.until, view, view.get("next_action")))
             return
         _pause(args, deadline, session)
+
+
+def _heard(session: str, view: dict) -> None:
+    """What a wait ends on is known here, and an answer it ends on is heard: an agent's
+    own `ct wait` told it."""
+    files.remember(session, view)
+    if view["status"] != "blocked":
+        files.await_answer(session, False)
 
 
 # The longest one request of a wait may take when no --timeout bounds it.

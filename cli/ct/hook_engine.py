@@ -229,7 +229,8 @@ class Hook:
         """Give the agent what is waiting for it (a reclaim's fencing, messages not yet
         handed over), then acknowledge the messages with the seq seen: a message that
         lands meanwhile stays pending. None when there is nothing to say."""
-        was_blocked = self.known().get("status") == "blocked"
+        known = self.known()
+        was_blocked = known.get("status") == "blocked" or known.get("awaiting_answer")
         view = self.view()
         if view is None:
             return None
@@ -246,10 +247,12 @@ class Hook:
         if paused is not None and not self.waits_for_a_person():
             return self.pause(view, paused)
         if was_blocked and view["status"] == "active":
-            # Unblocked, and not by these hooks (theirs is known at once): a person's
-            # answer, which the agent receives once.
+            # Unblocked, and not by these hooks (theirs is known at once), while blocked
+            # or awaiting an answer (a status `ct` learnt since does not hide it): a
+            # person's answer, which the agent receives once.
             answer = self.answer_given(view)
             if answer is not None:
+                files.await_answer(self.session, False)
                 return self.say(answer, deny=self.payload["hook_event_name"] == "PreToolUse")
         handed = self.record.get("handed_seq", 0)
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
@@ -322,6 +325,7 @@ class Hook:
         if view["status"] != "blocked" or self.record.get("paused_for") != reason:
             self.remember(paused_for=reason)
             self.append({"type": "session_block", "reason": reason})
+            files.await_answer(self.session, True)
         return self.say(
             f"STOP. Control Tower: {reason}. Do not go on with this work: tell the person, "
             "then stop and wait until they raise the budget and unblock this session.",

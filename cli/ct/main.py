@@ -59,6 +59,8 @@ def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> 
     key = args.idempotency_key or new_key()
     answer = tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
     files.remember(session, answer)
+    if body["type"] in ("session_block", "session_unblock"):  # a question, or its end
+        files.await_answer(session, body["type"] == "session_block")
     return answer
 
 

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,17 +70,32 @@ def make(repo: Path, plan: str, node: str, session: str, base: str, last_branch:
     folder.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(repo, branch)
     if _has_branch(repo, f"refs/heads/{branch}"):
-        made = git(repo, "worktree", "add", str(folder), branch)
+        made = _git_past_locks(repo, "worktree", "add", str(folder), branch)
     else:
         start = base
         for candidate in (last_branch, f"origin/{last_branch}" if last_branch else None):
             if candidate and _has_branch(repo, candidate):
                 start = candidate
                 break
-        made = git(repo, "worktree", "add", "-b", branch, str(folder), start)
+        made = _git_past_locks(repo, "worktree", "add", "-b", branch, str(folder), start)
     if made.returncode != 0:
         raise WorkspaceError(made.stderr.strip().splitlines()[-1] if made.stderr else "git failed")
     return Workspace(plan, node, session, folder, branch)
+
+
+LOCK_TRIES = 5
+
+
+def _git_past_locks(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """`git` tried again while another git of the same repository (another slot, another
+    dispatcher) holds a lock file it needs: a worktree is not refused for that."""
+    done = git(repo, *args)
+    for attempt in range(LOCK_TRIES - 1):
+        if done.returncode == 0 or ".lock" not in done.stderr:
+            break
+        time.sleep(0.1 * 2**attempt)
+        done = git(repo, *args)
+    return done
 
 
 def _remove_stale(repo: Path, branch: str) -> None:

@@ -9,6 +9,7 @@ end."""
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -27,9 +28,11 @@ def text(words: str) -> dict:
 
 class ModelStandIn:
     """`script`: the content of each answer of the main loop, in order (the last one
-    repeats). The first main-loop answer waits for `gate` to be set."""
+    repeats); or a function of the request giving its answer's content, for agents run
+    at once whose requests come in any order. The first main-loop answer waits for
+    `gate` to be set."""
 
-    def __init__(self, script: list[list[dict]]) -> None:
+    def __init__(self, script: "list[list[dict]] | Callable[[dict], list[dict]]") -> None:
         self.script = script
         self.requests: list[dict] = []  # the main loop's, in order
         self.first_request = threading.Event()
@@ -73,6 +76,8 @@ class ModelStandIn:
         if turn == 0:
             self.first_request.set()
             self.gate.wait(timeout=60)
+        if callable(self.script):
+            return self.script(body)
         return self.script[min(turn, len(self.script) - 1)]
 
     def _handler(self):

@@ -317,7 +317,9 @@ def test_two_dispatchers_on_one_plan_run_no_node_twice(env, repo, agent, alice):
     both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE) for _ in range(2)]
     try:
         # Each exits when nothing is left for it: 1 if the other still ran the last node.
-        assert 0 in [running.wait(90) for running in both]
+        codes = [running.wait(90) for running in both]
+        nodes = plan_views.plan_view("p").nodes
+        assert 0 in codes, {n.key: (n.state, n.last_attempt and n.last_attempt.note) for n in nodes}
     finally:
         for running in both:
             running.kill()

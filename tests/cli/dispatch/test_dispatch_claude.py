@@ -5,6 +5,7 @@ model's Bash call commits on the node's branch, and the session closes `done` wi
 agent's final answer; an agent that asks a person is parked, then resumed in its own
 conversation with the answer."""
 
+import re
 import subprocess
 import sys
 import time
@@ -12,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import BLOCK, PLAN_CREATE, PROGRESS, UNBLOCK, USAGE, WORK
+from sessions.domain.vocabulary import (
+    BLOCK,
+    CLOSE,
+    PLAN_CREATE,
+    PROGRESS,
+    START,
+    UNBLOCK,
+    USAGE,
+    WORK,
+)
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
@@ -104,4 +114,73 @@ def test_a_parked_claude_code_resumes_its_own_conversation_with_the_answer(
     assert node.last_attempt.note == "Committed the notes."
     resumed = request_text(model.requests[2])
     assert "Use a level-one heading." in resumed and "I asked a person." in resumed
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+# A plan of seven nodes: a diamond (a; b and c after a; d after both), a chain (e, then
+# f) and g, whose agent asks a person first.
+SEVEN = [
+    {"key": "a", "title": "Schema"},
+    {"key": "b", "title": "API", "needs": ["a"]},
+    {"key": "c", "title": "Importer", "needs": ["a"]},
+    {"key": "d", "title": "Release notes", "needs": ["b", "c"]},
+    {"key": "e", "title": "Docs outline"},
+    {"key": "f", "title": "Docs", "needs": ["e"]},
+    {"key": "g", "title": "Changelog heading", "brief": "Ask which heading to use."},
+]
+ANSWER = "Use a level-one heading."
+
+
+def each_nodes_agent(body: dict) -> list[dict]:
+    """What the model says to each node's agent, by the node its prompt names and how far
+    its conversation got: commit a file named after the node, then say so; g's agent asks
+    a person first, and goes on once it is resumed with the answer."""
+    said = request_text(body)
+    node = re.search(r"\(node (\w+) of the plan", said).group(1)
+    done = said.count("tool_result")
+    if node == "g" and ANSWER not in said:
+        ask = {"command": "ct block 'Which heading?'", "description": "Ask a person"}
+        return [tool_use("Bash", ask)] if done == 0 else [text("I asked a person.")]
+    if node == "g":
+        done -= 1  # the question's result
+    if done == 0:
+        command = f"echo {node} > {node}.txt && git add {node}.txt && git commit -qm 'Add {node}'"
+        return [tool_use("Bash", {"command": command, "description": f"Commit {node}"})]
+    return [text(f"Committed {node}.")]
+
+
+def test_seven_nodes_run_to_done_on_three_slots_their_branches_pushed(
+    tmp_path, live_server, token, alice
+):
+    required(CLAUDE, "Claude Code")
+    repo = checkout(tmp_path / "shop", branch="main")
+    commit(repo)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(repo, "remote", "set-url", "origin", str(origin))
+    append_event("p", PLAN_CREATE, {"title": "Ship", "nodes": SEVEN}, user=alice)
+    with ModelStandIn(each_nodes_agent) as model:
+        model.gate.set()
+        env = claude_env(tmp_path, live_server, token, model)
+        args = [CT, "dispatch", "p", "--repo", str(repo), "--agents", "3", "--push", "--once"]
+        running = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists(), 180)
+            asking = plan_views.plan_view("p").node("g").session
+            append_event(asking, UNBLOCK, {"note": ANSWER}, user=alice)
+            out, err = running.communicate(timeout=600)
+            assert running.returncode == 0, out + err
+        finally:
+            running.kill()
+    view = plan_views.plan_view("p")
+    assert view.status == "done"
+    for node in view.nodes:
+        assert node.last_attempt.note == f"Committed {node.key}.", node.key
+        assert node.attempts == 1  # none run twice
+    pushed = git(origin, "for-each-ref", "--format=%(refname)", "refs/heads/ct/")
+    assert pushed.split() == [f"refs/heads/ct/p/{node['key']}" for node in SEVEN]
+    d_started = Event.objects.get(session=view.node("d").last_attempt.session, type=START)
+    for need in ("b", "c"):
+        closed = Event.objects.get(session=view.node(need).last_attempt.session, type=CLOSE)
+        assert closed.timestamp <= d_started.timestamp  # the diamond's order held
     assert worktrees(repo) == [f"worktree {repo}"]
