@@ -10,14 +10,16 @@ at once (`true`), BENCH_ROUNDS runs of each:
 - readiness to claim on a chain of 30 nodes: from the close that makes a node ready to
   its new session's start (the events' own times), p50 and p95. Goal: p95 ≤ 1 s;
 - readiness after another worker's close: an idle dispatcher (waiting on the plan's feed)
-  and 10 nodes, each after a node a person holds; each person's close, then the time to
-  its follower's start;
+  and 10 nodes, each after a node a person holds; each person's close (0.3–0.9 s apart,
+  seeded, so that no polling interval keeps step with them), then the time to its
+  follower's start;
 - two dispatchers × 4 slots on a 200-node plan (20 chains of 10) whose agent sleeps
   BENCH_AGENT_SECONDS (default 0.5): wall time against the critical path's, and the
   nodes run twice (goal 0).
 """
 
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -107,7 +109,7 @@ def after_others(user, token: str, round_: int) -> list[float]:
     repo, env = workspace(token)
     args = [CT, "dispatch", plan_id, "--repo", str(repo), "--", "true"]
     dispatcher = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
-    waits = []
+    waits, gaps = [], random.Random(round_)
     try:
         time.sleep(2)  # idle: nothing ready
         for i in range(GATES):
@@ -118,7 +120,7 @@ def after_others(user, token: str, round_: int) -> list[float]:
                 time.sleep(0.01)
             start = Event.objects.get(type=START, plan=plan_id, node=f"w{i}")
             waits.append((start.timestamp - closed.timestamp).total_seconds())
-            time.sleep(0.5)  # idle again
+            time.sleep(gaps.uniform(0.3, 0.9))  # idle again, out of step with any tick
     finally:
         dispatcher.terminate()
         dispatcher.wait(30)

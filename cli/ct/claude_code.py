@@ -61,10 +61,10 @@ def say(payload: dict, text: str, deny: bool = False) -> dict:
 
 
 def on_session_start(hook: Hook) -> dict | None:
-    if hook.record.get("session") and not hook.record.get("closed"):
+    if hook.record.session and not hook.record.closed:
         return None  # resumed, or compacted: its session goes on
     claim = os.environ.get("CT_CLAIM")
-    generation = hook.record.get("generation", -1) + 1
+    generation = hook.record.generation + 1
     adopted = hook_engine.dispatched_session()
     if adopted:  # `ct dispatch` claimed it: report into it, start nothing
         hook.begin(adopted, generation)
@@ -123,13 +123,13 @@ def on_user_prompt(hook: Hook) -> dict | None:
 
 
 def on_pre_tool_use(hook: Hook) -> dict | None:
-    if hook.record.get("fenced"):  # reclaimed: every tool call from now on is told so
-        return hook.say(hook.record["fenced"], deny=True)
+    if hook.record.fenced:  # reclaimed: every tool call from now on is told so
+        return hook.say(hook.record.fenced, deny=True)
     return hook.hand_over() or hook.check_space()
 
 
 def on_post_tool_use(hook: Hook) -> dict | None:
-    if hook.known().get("status") == "blocked" and hook.record.get("blocked_by_hook"):
+    if hook.known().get("status") == "blocked" and hook.record.blocked_by_hook:
         hook.remember(blocked_by_hook=False)
         hook.append({"type": "session_unblock", "note": "resumed"})
         return None
@@ -199,7 +199,7 @@ def blocked_on(hook: Hook) -> str | None:
     if view is None:
         if hook.known().get("status") != "blocked":
             return None
-        return hook.record.get("paused_for") or "a person"
+        return hook.record.paused_for or "a person"
     if view.get("status") != "blocked":
         return None
     blockers = view.get("blockers") or []

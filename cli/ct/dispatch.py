@@ -160,6 +160,7 @@ class Dispatcher:
 
     def claim_one(self) -> bool:
         """Claim the next node and launch its agent; False when nothing is ready."""
+        self.plan_feed.before_claim()
         try:
             claimed = self.tower.request(
                 "POST", f"/plans/{self.args.plan}/claim", body={}, key=new_key()
@@ -333,7 +334,7 @@ class Dispatcher:
         workspace.keep_tail(run.log)
         self.runs.pop(run.session, None)
         self.parked.pop(run.session, None)
-        files.update_json(self.record, lambda kept: kept.get("runs", {}).pop(run.session, None))
+        self.unrecord(run.session)
 
     # Stopping ---------------------------------------------------------------------------
 
@@ -403,6 +404,12 @@ class Dispatcher:
             self.record, lambda kept: kept.setdefault("runs", {}).update({run.session: entry})
         )
 
+    def unrecord(self, session: str) -> None:
+        def drop(kept: dict) -> None:  # None: the record itself is saved, changed
+            kept.get("runs", {}).pop(session, None)
+
+        files.update_json(self.record, drop)
+
     def clean_leftovers(self) -> None:
         """What an earlier dispatcher of this plan left (killed, it could not clean up):
         the worktrees, and any process still running, of its sessions that are closed;
@@ -447,7 +454,7 @@ class Dispatcher:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(entry["pgid"], signal.SIGKILL)
         workspace.remove(self.repo, folder)
-        files.update_json(self.record, lambda found: found["runs"].pop(session, None))
+        self.unrecord(session)
 
     def take_up(self, session: str, entry: dict) -> None:
         """A parked session an earlier dispatcher recorded, parked here now."""

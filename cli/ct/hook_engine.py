@@ -21,8 +21,9 @@ from pathlib import Path
 from ct import files, gitfacts, space, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.deadline import Overran, hard_stop
+from ct.hook_record import HookRecord
 from ct.hooklog import log
-from ct.lines import budget_spent, fenced, messages_text
+from ct.lines import budget_spent, doing, fenced, messages_text
 from ct.text import clean
 
 # The agent waits for a hook; ours answer well within 2 s, the interpreter's start
@@ -71,14 +72,14 @@ class Hook:
         self.spool = files.Spool()
         agent_session = str(payload["session_id"])
         self.record_path = files.state_file(agent.name, agent_session)
-        self.record = files.read_json(self.record_path)
+        self.record = HookRecord.of(files.read_json(self.record_path))
         self.agent_session = agent_session
 
     @property
     def session(self) -> str | None:
         """The tower session this agent session's hooks report to. With no state
         folder to remember it in, the one its start names (generation 0)."""
-        found = self.record.get("session")
+        found = self.record.session
         if found is None and not files.writable(files.state_home()):
             return first_session_id(self.agent.prefix, self.agent_session)
         return found
@@ -91,17 +92,18 @@ class Hook:
         """The checkout the tool ran in, read once a hook (its `.git` files)."""
         return gitfacts.checkout(Path(self.payload.get("cwd") or "."))
 
-    def remember(self, **changes) -> None:
+    def remember(self, **changes: object) -> None:
         """Keep `changes` in this agent session's record (in memory at least: with
         the state folder unwritable, the hook goes on with what it has)."""
+        wanted = self.record.changed(**changes)  # a field it has not fails here
 
         def change(known: dict) -> None:
             known.update(changes)
 
         try:
-            self.record = files.update_json(self.record_path, change, self.deadline)
+            self.record = HookRecord.of(files.update_json(self.record_path, change, self.deadline))
         except OSError:
-            self.record = {**self.record, **changes}
+            self.record = wanted
 
     def begin(self, session: str, generation: int) -> None:
         """This agent session is now `session`'s (its `generation`-th)."""
@@ -148,7 +150,7 @@ class Hook:
         found = self.checkout and self.checkout.facts
         if not found or found.commit is None:
             return  # no commit yet: nothing has landed (the title says the branch)
-        if self.record.get("reported_work") == list(found):
+        if self.record.reported_work == list(found):
             return
         self.remember(reported_work=list(found))
         self.append({"type": "session_work", **found.report()})
@@ -159,8 +161,8 @@ class Hook:
         path = self.payload.get("transcript_path")
         if not isinstance(path, str) or not path:
             return
-        reading = transcript.read(path, self.record.get("transcript"))
-        sent = self.record.get("reported_usage") or {}
+        reading = transcript.read(path, self.record.transcript)
+        sent = self.record.reported_usage
         moved = {m: c for m, c in reading.get("totals", {}).items() if sent.get(m) != c}
         self.remember(transcript=reading, reported_usage={**sent, **moved})
         for model, counts in moved.items():
@@ -174,7 +176,7 @@ class Hook:
         (the throttled path), then a check-and-set under it, so that of racing hooks
         (parallel tool calls) one sends."""
         now = time.time()
-        if now - self.record.get("last_heartbeat", 0) < HEARTBEAT_EVERY_SECONDS:
+        if now - self.record.last_heartbeat < HEARTBEAT_EVERY_SECONDS:
             return False
 
         def take(known: dict) -> None:
@@ -182,27 +184,31 @@ class Hook:
                 known["last_heartbeat"] = now
 
         try:
-            self.record = files.update_json(self.record_path, take, self.deadline)
+            self.record = HookRecord.of(files.update_json(self.record_path, take, self.deadline))
         except OSError:
             return True  # no state folder to throttle by: every call is due
-        return self.record.get("last_heartbeat") == now
+        return self.record.last_heartbeat == now
 
     def heartbeat(self, note: str | None = None, due: bool = False) -> dict | None:
         """A heartbeat saying `note` (what the agent is doing), at most one a minute
         unless `due` (a new prompt), never over messages not yet handed over: it expects
         the seq last seen, and on a conflict hands over what came (where the event can
         pass text) instead."""
-        if due:
+        refused = self.record.refused  # a refusal since the last one is said at once
+        if due or refused:
             self.remember(last_heartbeat=time.time())
         elif not self.heartbeat_due():
             return None  # throttled: no request at all
         self.report_usage()  # the usage goes with the heartbeat
         seq = self.known().get("seq")
+        if refused:
+            note = f"{refused}; then {note}" if note else refused
         body = cleaned({"type": "session_progress", "note": note})
-        written = self.record.get("written")
+        written = self.record.written
         if written:  # the paths written since the last heartbeat go with it
             body["paths"] = written
-            self.remember(written=[])
+        if written or refused:
+            self.remember(written=[], refused=None)
         if seq is None or self.spool.pending():  # the seq is known once the spool has gone
             body["expected_seq"] = spooling.EXPECT_LATEST
             self.append(body)
@@ -217,8 +223,8 @@ class Hook:
             self.append(body)
             return None
         except Refused as refusal:
-            if written:  # not sent: they go with the next one
-                self.remember(written=written)
+            if written or refused:  # not sent: they go with the next one
+                self.remember(written=written, refused=refused)
             if refusal.code in ("stale_expected_seq", "transition_not_allowed"):
                 return self.hand_over()  # something came: a message, a reclaim
             return None
@@ -236,8 +242,8 @@ class Hook:
             return None
         files.remember(self.session, view)
         if view["status"] == "closed":
-            told = fenced(view) if not self.record.get("closed") else None
-            if told is None and not self.record.get("closed"):
+            told = fenced(view) if not self.record.closed else None
+            if told is None and not self.record.closed:
                 told = self.closed_by_another(view)
             if told is None:
                 return None
@@ -254,7 +260,7 @@ class Hook:
             if answer is not None:
                 files.await_answer(self.session, False)
                 return self.say(answer, deny=self.payload["hook_event_name"] == "PreToolUse")
-        handed = self.record.get("handed_seq", 0)
+        handed = self.record.handed_seq
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
         if not fresh:
             return None
@@ -322,10 +328,11 @@ class Hook:
     def pause(self, view: dict, reason: str) -> dict:
         """Refuse the tool call of an agent whose budget is spent, and block its session
         with why (once per wait: a person raises the budget and unblocks it)."""
-        if view["status"] != "blocked" or self.record.get("paused_for") != reason:
+        if view["status"] != "blocked" or self.record.paused_for != reason:
             self.remember(paused_for=reason)
             self.append({"type": "session_block", "reason": reason})
             files.await_answer(self.session, True)
+        self.note_refused(reason)
         return self.say(
             f"STOP. Control Tower: {reason}. Do not go on with this work: tell the person, "
             "then stop and wait until they raise the budget and unblock this session.",
@@ -346,14 +353,23 @@ class Hook:
             return None  # none, or not found out in time: the write goes through
         said = space.held_sentence(path, others)
         if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
+            self.note_refused(space.holders_phrase(others))
             return self.say(f"{said} Leave this file to them, or message them.", deny=True)
         return self.say(f"{said} Mind their work: message them before changing it much.")
+
+    def note_refused(self, why: str) -> None:
+        """Keep the tool call just refused, and why, for the next heartbeat's note: the
+        timeline shows what the agent was kept from doing."""
+        payload = self.payload
+        tool_name, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
+        tool = doing(tool_name, payload.get("tool_input"), cwd)
+        self.remember(refused=clean(f"refused {tool or 'a tool call'}: {why}", NOTE_MAX, "line"))
 
     def note_written(self) -> None:
         """Keep the path a write tool wrote, for the next heartbeat's `paths`."""
         target = space.written_path(self.payload, self.checkout)
         if target is not None:
-            written = [p for p in self.record.get("written", []) if p != target[1]]
+            written = [p for p in self.record.written if p != target[1]]
             self.remember(written=[*written, target[1]][-space.PATHS_MAX :])
 
     def say(self, text: str, deny: bool = False) -> dict:

@@ -26,15 +26,21 @@ class PlanFeed:
         self.after: int | None = None  # the feed's position when it went idle; None: not idle
         self.until = 0.0  # when a claim is tried again all the same (monotonic)
         self.polling = False  # in a long poll, which a stop interrupts
+        self.mark: int | None = None  # the feed's position before the latest claim
 
-    def go_idle(self) -> None:
-        """Nothing to claim: follow the plan's feed from here until it moves."""
-        self.until = time.monotonic() + IDLE_CLAIM_SECONDS
+    def before_claim(self) -> None:
+        """The feed's position before a claim: if the claim finds nothing, the wait
+        starts there, so an event landing between the claim and the wait is not missed."""
         try:
             page = self.tower.request("GET", "/feed", query={"after": 0, "limit": 0})
-            self.after = page["next_after"]
+            self.mark = page["next_after"]
         except (Refused, Unreachable):
-            self.after = None
+            self.mark = None
+
+    def go_idle(self) -> None:
+        """Nothing to claim: follow the plan's feed from before the claim until it moves."""
+        self.until = time.monotonic() + IDLE_CLAIM_SECONDS
+        self.after = self.mark
 
     def moved(self) -> None:
         """Something this dispatcher did may make nodes ready (a close): claim at once."""

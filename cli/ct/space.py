@@ -87,10 +87,16 @@ def holders(
     return found
 
 
-def held_sentence(path: str, holders_found: list[dict]) -> str:
-    """Who holds `path`, and what their node is."""
+def holders_phrase(holders_found: list[dict]) -> str:
+    """Who holds a path, and what their node is: "reserved by bob's session s-9 (node
+    billing of plan rel)"."""
     who = "; ".join(
         f"{item['owner']}'s session {item['session']} (node {item['node']} of plan {item['plan']})"
         for item in holders_found
     )
-    return f"Control Tower: {path} is reserved by {who}."
+    return f"reserved by {who}"
+
+
+def held_sentence(path: str, holders_found: list[dict]) -> str:
+    """Who holds `path`, and what their node is, as the agent is told it."""
+    return f"Control Tower: {path} is {holders_phrase(holders_found)}."

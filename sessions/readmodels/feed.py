@@ -40,7 +40,7 @@ def feed(
 # waiting followers never starve the board and the API.
 LONG_POLLS_MOST = 2
 _LONG_POLLS = threading.BoundedSemaphore(LONG_POLLS_MOST)
-RECHECK_SECONDS = 0.2  # how often a waiting poll looks for a new safe position
+RECHECK_SECONDS = 0.1  # how often a waiting poll asks for the safe position (one small read)
 _ENDING = threading.Event()  # set while `end_waits` ends every wait
 
 

@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
-from sessions.domain import spend
+from sessions.domain import event_lines, spend
 from sessions.domain.moments import spoken_length
 
 register = template.Library()
@@ -32,6 +32,12 @@ def ago(context, moment):
     """`age` counted from the page's `now` when it has one (the board's: the chosen
     moment as of a past one), else from the clock."""
     return age(moment, context.get("now"))
+
+
+@register.filter
+def said_of(event):
+    """What a timeline row says of an event's own facts (`domain.event_lines`)."""
+    return event_lines.event_line(event)
 
 
 @register.filter

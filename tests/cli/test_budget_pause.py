@@ -5,7 +5,7 @@ agent goes on. Real hook processes against a live server."""
 
 import pytest
 
-from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, UNBLOCK, USAGE
+from sessions.domain.vocabulary import PLAN_AMEND, PLAN_CREATE, PROGRESS, UNBLOCK, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.conftest import SESSION
@@ -88,3 +88,17 @@ def test_unblocked_without_a_raise_the_agent_is_paused_again(hook, env, alice):
     said = hook("PreToolUse")
     assert said["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert len(blocks()) == 2
+
+
+def test_once_it_goes_on_its_next_heartbeat_says_what_the_pause_refused(hook, env, alice):
+    on_budgeted_node(hook, env, alice)
+    spend(alice, 1)
+    hook("PreToolUse", tool_name="Bash", tool_input={"command": "make deploy"})
+    append_event("rel", PLAN_AMEND, {"budgets": {"a": 5}}, user=alice)
+    append_event(SESSION, UNBLOCK, {"note": "budget raised to $5"}, user=alice)
+    hook("PreToolUse")  # the answer handed over
+    hook("PostToolUse", tool_name="Bash", tool_input={"command": "make"})
+    notes = Event.objects.filter(session=SESSION, type=PROGRESS).values_list("note", flat=True)
+    assert (
+        "refused Bash: make deploy: budget spent: $1.00 of $1.00 (node a); then Bash: make" in notes
+    )

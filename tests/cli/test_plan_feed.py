@@ -20,6 +20,7 @@ def idle(live_server, token, alice):
         "p", PLAN_CREATE, {"title": "P", "nodes": [{"key": "a", "title": "A"}]}, user=alice
     )
     waiting = PlanFeed(Tower(live_server.url, token), "p")
+    waiting.before_claim()
     waiting.go_idle()
     assert waiting.after is not None and not waiting.worth_claiming()
     yield waiting
@@ -33,6 +34,18 @@ def test_an_event_of_the_plans_sessions_ends_the_wait_and_a_claim_is_worth_tryin
     idle.wait(15)
     later.join()
     assert idle.after is None and idle.worth_claiming()
+
+
+def test_an_event_between_the_claim_and_the_wait_still_ends_the_wait(live_server, token, alice):
+    append_event(
+        "p", PLAN_CREATE, {"title": "P", "nodes": [{"key": "a", "title": "A"}]}, user=alice
+    )
+    waiting = PlanFeed(Tower(live_server.url, token), "p")
+    waiting.before_claim()  # then a claim that finds nothing, and meanwhile:
+    append_event("s", START, {"plan": "p", "node": "a"}, user=alice)
+    waiting.go_idle()
+    waiting.wait(15)
+    assert waiting.after is None
 
 
 def test_another_plans_events_leave_it_idle(idle, alice):

@@ -77,6 +77,18 @@ def test_under_deny_the_write_is_refused_with_that_sentence(env, shop, bob_holds
     )
 
 
+def test_the_next_heartbeat_says_what_was_refused_and_why(env, shop, bob_holds_billing):
+    hook(env, shop, "SessionStart")
+    write(env, shop, str(shop / "src" / "billing" / "ledger.py"), {"CT_RESERVATIONS": "deny"})
+    hook(env, shop, "PostToolUse", tool_name="Bash", tool_input={"command": "make"})
+    notes = Event.objects.filter(session=SESSION, type=PROGRESS).values_list("note", flat=True)
+    said = [note for note in notes if note and note.startswith("refused ")]
+    assert said == [
+        "refused Write src/billing/ledger.py: reserved by bob's session bobs (node billing of"
+        " plan p); then Bash: make"
+    ]
+
+
 @pytest.mark.parametrize("tool", ["Edit", "MultiEdit", "NotebookEdit"])
 def test_every_tool_that_writes_a_file_is_checked(env, shop, bob_holds_billing, tool):
     hook(env, shop, "SessionStart")

@@ -3,6 +3,7 @@ tower's rule (`sessions.domain.vocabulary`), so this checks the two agree, chara
 character, over the planes where every refused character lives."""
 
 import pytest
+from ct import dispatch, hook_engine
 from ct.text import clean
 
 from sessions.domain import vocabulary
@@ -33,3 +34,26 @@ def test_an_ansi_colour_is_taken_out_with_its_letters():
 
 def test_nothing_left_is_none():
     assert clean("\u202e\u200b  ", 200) is None
+
+
+# `ct`'s own copies of the tower's length limits (it cannot import them): each the same
+# as the vocabulary's, or a hook's text would be refused where it should be cut.
+@pytest.mark.parametrize(
+    ("copied", "field"),
+    [
+        ("TITLE_MAX", "title"),
+        ("REASON_MAX", "reason"),
+        ("NOTE_MAX", "note"),
+    ],
+)
+def test_the_hooks_text_limits_are_the_vocabularys(copied, field):
+    assert getattr(hook_engine, copied) == vocabulary.MAX_LENGTH[field]
+
+
+def test_the_hooks_model_limit_is_the_vocabularys():
+    assert hook_engine.MODEL_MAX == vocabulary.MODEL_MAX
+
+
+def test_the_dispatchers_notes_and_the_hooks_prompt_notes_fit_a_note():
+    assert vocabulary.MAX_LENGTH["note"] >= dispatch.NOTE_MAX
+    assert vocabulary.MAX_LENGTH["note"] >= hook_engine.PROMPT_NOTE_MAX

@@ -5,6 +5,7 @@ commits a file and exits as told): each node claimed, run in a worktree of its o
 session closed by a person fences its agent; SIGTERM releases the running nodes; and
 nothing is left behind: no process, no worktree."""
 
+import json
 import signal
 import socket
 import subprocess
@@ -50,6 +51,8 @@ def test_a_chain_runs_to_done_each_node_on_its_own_branch(env, repo, agent, alic
         assert f"work of {node.last_attempt.session}" in log
     assert worktrees(repo) == [f"worktree {repo}"]
     assert not any(alive(pid) for pid in agent_pids(env))
+    record = Path(env["XDG_STATE_HOME"]) / "control-tower" / "dispatch" / "p.json"
+    assert json.loads(record.read_text()) == {"runs": {}}  # every run forgotten, the record whole
 
 
 def test_the_tower_is_told_which_agent_runs_the_node_and_where(env, repo, agent, alice):
