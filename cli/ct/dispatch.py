@@ -130,8 +130,7 @@ class Dispatcher:
                     self.watch(run)
                 for run in list(self.parked.values()):
                     self.watch_parked(run)
-                for session, entry in list(self.orphans.items()):
-                    self.watch_orphan(session, entry)
+                self.watch_orphans()
                 if self.stopping:
                     break
                 free = len(self.runs) < self.args.agents
@@ -146,10 +145,7 @@ class Dispatcher:
 
     def orphans_run(self) -> bool:
         """Whether an orphan's process still runs: `--once` waits for its session's end."""
-        return any(
-            entry.get("pgid") and processes.runs_in(entry["pgid"], Path(entry["folder"]))
-            for entry in self.orphans.values()
-        )
+        return any(_still_runs(entry) for entry in self.orphans.values())
 
     def _stop(self, signum: int, frame: object) -> None:
         self.stopping = True
@@ -172,8 +168,7 @@ class Dispatcher:
             raise
         except Unreachable:
             return False  # the tower is away: looked at again next tick
-        for session, entry in list(self.orphans.items()):
-            self.watch_orphan(session, entry)  # a reclaimed orphan ended before its worktree goes
+        self.watch_orphans()  # a reclaimed orphan ended before its worktree goes
         last = claimed.get("last_attempt") or {}
         last_branch = (last.get("work") or {}).get("branch")
         try:
@@ -288,7 +283,9 @@ class Dispatcher:
             print(f"ct dispatch: {run.session} waits on a person: parked in {run.space.folder}")
             self.parked[run.session] = self.runs.pop(run.session)
             return  # its worktree kept; a person's answer resumes it
-        elif status == "active" and _answer_unheard(run.session):
+        elif status == "active" and files.awaits_answer(run.session):
+            # A person answered while it ran, and it ended without hearing it (no tool
+            # call, no `ct wait` since): never closed done on a question nobody saw answered.
             print(f"ct dispatch: {run.session} ended before it heard its answer: resumed")
             self.runs.pop(run.session)
             self.resume(run, view)
@@ -421,20 +418,23 @@ class Dispatcher:
             view = self.view_of(session)
             if view is None:
                 continue
-            folder = Path(entry["folder"])
-            running = bool(entry.get("pgid")) and processes.runs_in(entry["pgid"], folder)
             if view["status"] == "closed":
                 self.clean(session, entry)
-            elif view["status"] == "blocked" and not running and folder.is_dir():
+            elif (
+                view["status"] == "blocked"
+                and not _still_runs(entry)
+                and Path(entry["folder"]).is_dir()
+            ):
                 self.take_up(session, entry)
             else:
                 self.orphans[session] = entry
 
-    def watch_orphan(self, session: str, entry: dict) -> None:
-        view = self.view_of(session)
-        if view is not None and view["status"] == "closed":
-            self.orphans.pop(session)
-            self.clean(session, entry)
+    def watch_orphans(self) -> None:
+        for session, entry in list(self.orphans.items()):
+            view = self.view_of(session)
+            if view is not None and view["status"] == "closed":
+                self.orphans.pop(session)
+                self.clean(session, entry)
 
     def view_of(self, session: str) -> dict | None:
         """The session's view; closed when there is no such session; None when the tower
@@ -449,11 +449,10 @@ class Dispatcher:
     def clean(self, session: str, entry: dict) -> None:
         """A closed session's leftovers gone: its process group, when its leader still
         runs in the worktree (not a stranger that took the pid), and its worktree."""
-        folder = Path(entry["folder"])
-        if entry.get("pgid") and processes.runs_in(entry["pgid"], folder):
+        if _still_runs(entry):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(entry["pgid"], signal.SIGKILL)
-        workspace.remove(self.repo, folder)
+        workspace.remove(self.repo, Path(entry["folder"]))
         self.unrecord(session)
 
     def take_up(self, session: str, entry: dict) -> None:
@@ -466,8 +465,7 @@ class Dispatcher:
         print(f"ct dispatch: {session} waits on a person: parked in {space.folder}")
 
 
-def _answer_unheard(session: str) -> bool:
-    """Whether a person answered the session (it is active again) while its agent still
-    awaited the answer, by `ct`'s record on this machine: the agent ended without a tool
-    call or a `ct wait` since, so it never heard it."""
-    return files.awaits_answer(session)
+def _still_runs(entry: dict) -> bool:
+    """Whether a recorded run's process group leader still runs in its worktree (not a
+    stranger that took the pid since)."""
+    return bool(entry.get("pgid")) and processes.runs_in(entry["pgid"], Path(entry["folder"]))

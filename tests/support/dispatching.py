@@ -79,6 +79,13 @@ def agent_pids(env) -> list[int]:
     return [int(path.read_text()) for path in Path(env["CT_PIDS"]).iterdir()]
 
 
+def started_agent(env) -> int:
+    """Once the one dispatched agent has started: its pid."""
+    assert wait_for(lambda: agent_pids(env)), "the agent never started"
+    [pid] = agent_pids(env)
+    return pid
+
+
 def worktrees(repo) -> list[str]:
     listed = git(repo, "worktree", "list", "--porcelain").splitlines()
     return [line for line in listed if line.startswith("worktree ")]

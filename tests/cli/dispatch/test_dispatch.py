@@ -29,6 +29,7 @@ from tests.support.dispatching import (
     background,
     dispatch,
     make_plan,
+    started_agent,
     wait_for,
     worktrees,
 )
@@ -95,8 +96,7 @@ def test_a_person_closing_the_session_ends_its_agent_within_two_seconds(env, rep
     make_plan(alice, CHAIN[:1])
     running = background(env, repo, agent)
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
-        [pid] = agent_pids(env)
+        pid = started_agent(env)
         session = plan_views.plan_view("p").node("a").session
         append_event(session, CLOSE, {"outcome": "abandoned", "note": "wrong approach"}, user=alice)
         closed_at = time.monotonic()
@@ -112,8 +112,7 @@ def test_sigterm_releases_the_running_nodes_and_leaves_nothing(env, repo, agent,
     make_plan(alice, CHAIN[:1])
     running = background(env, repo, agent)
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
-        [pid] = agent_pids(env)
+        pid = started_agent(env)
         running.send_signal(signal.SIGTERM)
         running.wait(30)
     finally:
@@ -186,8 +185,7 @@ def test_a_dispatcher_cleans_what_a_killed_one_left_of_a_closed_session(env, rep
     make_plan(alice, CHAIN[:1])
     first = background(env, repo, agent)
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
-        [pid] = agent_pids(env)
+        pid = started_agent(env)
         first.send_signal(signal.SIGKILL)  # no chance to end its agent or its worktree
         first.wait(30)
     finally:

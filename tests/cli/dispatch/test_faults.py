@@ -25,10 +25,10 @@ from tests.support import forge
 from tests.support.ct_tools import CT, hook_payload, reply_line, run_ct, run_hook
 from tests.support.dispatching import (
     CHAIN,
-    agent_pids,
     alive,
     background,
     make_plan,
+    started_agent,
     wait_for,
     worktrees,
 )
@@ -47,9 +47,8 @@ def test_an_agent_killed_mid_run_fails_its_node_with_its_work_in_the_handoff(
     make_plan(alice, CHAIN[:1])
     running = background(env, repo, agent, mode="linger")
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        pid = started_agent(env)
         assert wait_for(lambda: branch_head(repo, "ct/p/a") != branch_head(repo, "main"))
-        [pid] = agent_pids(env)
         os.kill(pid, signal.SIGKILL)
         assert running.wait(30) == 1  # --once: the plan is not done
     finally:
@@ -83,8 +82,7 @@ def test_a_killed_dispatchers_run_lapses_is_reclaimed_and_its_orphan_fenced(
     )  # fmt: skip
     first = background(env, repo, agent, mode="sleep")
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
-        [orphan] = agent_pids(env)
+        orphan = started_agent(env)
         session = plan_views.plan_view("p").node("a").session
         orphans_hooks = {**env, "CT_SESSION": session, "CT_DISPATCHED": "1"}
         run_hook(orphans_hooks, hook_payload("SessionStart", "orphan", repo))  # adopted
@@ -217,10 +215,9 @@ def test_with_the_tower_away_the_agent_goes_on_and_its_close_lands_once(
     through_gunicorn = {**env, "CT_URL": gunicorn.url, "AGENT_WORKS_WHEN": str(go)}
     running = background(through_gunicorn, repo, agent, mode="work")
     try:
-        assert wait_for(lambda: agent_pids(env)), "the agent never started"
+        pid = started_agent(env)
         gunicorn.kill()  # the tower away: the agent works and ends meanwhile
         go.touch()
-        [pid] = agent_pids(env)
         assert wait_for(lambda: not alive(pid))
         time.sleep(1)  # the dispatcher tries its close, and is refused by no one
         back = Gunicorn(database_url, port=gunicorn.port).start()
