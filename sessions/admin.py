@@ -17,8 +17,8 @@ admin.site.index_title = "The audit trail, users and tokens"
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ["timestamp", "session", "seq", "type", "actor", "note_or_reason"]
-    list_filter = ["type", "actor", ("timestamp", admin.DateFieldListFilter)]
+    list_display = ["timestamp", "session", "seq", "type", "actor", "agent", "note_or_reason"]
+    list_filter = ["type", "actor", "agent", ("timestamp", admin.DateFieldListFilter)]
     search_fields = ["session", "note", "reason", "title"]
     date_hierarchy = "timestamp"
     ordering = ["-timestamp", "-id"]

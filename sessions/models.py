@@ -46,6 +46,9 @@ class Event(models.Model):
     # The actor's username as text, never a foreign key: deleting or renaming a user
     # must leave history as it was, and imported actors need no user row.
     actor = models.CharField(max_length=vocabulary.ACTOR_MAX)
+    # v5: the agent program that appended it for its actor, with its version; absent,
+    # the actor acted in person.
+    agent = models.CharField(max_length=vocabulary.AGENT_MAX, null=True, blank=True)
     title = models.CharField(max_length=vocabulary.MAX_LENGTH["title"], null=True, blank=True)
     reason = models.TextField(max_length=vocabulary.MAX_LENGTH["reason"], null=True, blank=True)
     note = models.TextField(max_length=vocabulary.MAX_LENGTH["note"], null=True, blank=True)

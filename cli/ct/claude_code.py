@@ -73,7 +73,8 @@ def on_session_start(hook: Hook) -> dict | None:
     if claim:
         return claim_node(hook, claim, generation)
     session = first_session_id("cc", hook.agent_session) + (f"-{generation}" if generation else "")
-    body = cleaned({"id": session, "title": title_of(Path(hook.payload.get("cwd") or "."))})
+    title = title_of(Path(hook.payload.get("cwd") or "."))
+    body = hook.stamped(cleaned({"id": session, "title": title}))
     if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
         body.update(plan=os.environ["CT_PLAN"], node=os.environ["CT_NODE"])
     hook.begin(session, generation)
@@ -89,7 +90,7 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
     key = f"cc-claim-{hook.agent_session}-{generation}"
     try:
         claimed = hook.tower.request(
-            "POST", f"/plans/{plan}/claim", body={}, key=key, timeout=hook.left()
+            "POST", f"/plans/{plan}/claim", body=hook.stamped({}), key=key, timeout=hook.left()
         )
     except (Unreachable, Refused) as error:
         log(f"claim on {plan}: {error}")

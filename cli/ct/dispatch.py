@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ct import files, gitfacts, processes, workspace
+from ct import agent_names, files, gitfacts, processes, workspace
 from ct.agent_commands import AGENTS, RESUME, filled, resume_words
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
@@ -109,6 +109,11 @@ class Dispatcher:
         self.plan = plan
         # Named in the first heartbeat's note, which the plan page reads back.
         self.agent_name = Path(agent[0]).name if args.trailing else args.agent
+        # What its events say wrote them: the program and version (DESIGN v5), also
+        # given to the agent as CT_AGENT, so that its hooks and its `ct` say the same.
+        self.agent_label = agent_names.given() or (
+            self.agent_name if args.trailing else agent_names.label(args.agent)
+        )
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
         self.orphans: dict[str, dict] = {}  # an earlier dispatcher's open runs, by session
@@ -159,7 +164,10 @@ class Dispatcher:
         self.plan_feed.before_claim()
         try:
             claimed = self.tower.request(
-                "POST", f"/plans/{self.args.plan}/claim", body={}, key=new_key()
+                "POST",
+                f"/plans/{self.args.plan}/claim",
+                body={"agent": self.agent_label},
+                key=new_key(),
             )
         except Refused as refused:
             if refused.code in ("nothing_ready", "budget_spent"):
@@ -206,6 +214,7 @@ class Dispatcher:
             "CT_TOKEN": self.tower.token,
             "CT_SESSION": claimed["id"],
             "CT_DISPATCHED": "1",
+            "CT_AGENT": self.agent_label,
             "CT_BRIEF_FILE": str(brief),
             "PWD": str(space.folder),
         }
@@ -376,7 +385,7 @@ class Dispatcher:
     def append(self, session: str, body: dict) -> None:
         """Append under one idempotency key, tried again while the tower is away: nothing
         doubled, nothing lost while it comes back within seconds."""
-        key = new_key()
+        key, body = new_key(), {**body, "agent": self.agent_label}
         for attempt in range(APPEND_TRIES):
             try:
                 self.tower.request("POST", f"/sessions/{session}/events", body=body, key=key)

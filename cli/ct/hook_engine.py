@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import files, gitfacts, space, spooling, transcript
+from ct import agent_names, files, gitfacts, space, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.deadline import Overran, hard_stop
 from ct.hook_record import HookRecord
@@ -92,6 +92,20 @@ class Hook:
         """The checkout the tool ran in, read once a hook (its `.git` files)."""
         return gitfacts.checkout(Path(self.payload.get("cwd") or "."))
 
+    @property
+    def acting_agent(self) -> str:
+        """Which program and version the events say wrote them (`agent_names`): found
+        once per agent session, then kept in its record."""
+        found = self.record.agent_label
+        if found is None:
+            found = agent_names.label(self.agent.name)
+            self.remember(agent_label=found)
+        return found
+
+    def stamped(self, body: dict) -> dict:
+        """`body` saying which agent wrote it."""
+        return {**body, "agent": self.acting_agent}
+
     def remember(self, **changes: object) -> None:
         """Keep `changes` in this agent session's record (in memory at least: with
         the state folder unwritable, the hook goes on with what it has)."""
@@ -123,7 +137,7 @@ class Hook:
     def append(self, body: dict) -> bool:
         """Send an event to this session, through the spool (its status as the event
         leaves it is known at once, so that the hooks after it act on it)."""
-        body = cleaned(body)
+        body = self.stamped(cleaned(body))
         if body["type"] in STATUS_AFTER:
             files.expect_status(self.session, STATUS_AFTER[body["type"]])
         path = f"/sessions/{self.session}/events"
@@ -203,7 +217,7 @@ class Hook:
         seq = self.known().get("seq")
         if refused:
             note = f"{refused}; then {note}" if note else refused
-        body = cleaned({"type": "session_progress", "note": note})
+        body = self.stamped(cleaned({"type": "session_progress", "note": note}))
         written = self.record.written
         if written:  # the paths written since the last heartbeat go with it
             body["paths"] = written
@@ -266,7 +280,7 @@ class Hook:
             return None
         self.remember(handed_seq=max(m["seq"] for m in fresh), last_heartbeat=time.time())
         # No note: the card keeps saying what the agent does, not that it read a message.
-        ack = {"type": "session_progress", "expected_seq": view["seq"]}
+        ack = self.stamped({"type": "session_progress", "expected_seq": view["seq"]})
         try:
             answer = self.tower.request(
                 "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()

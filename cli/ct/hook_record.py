@@ -20,6 +20,7 @@ class HookRecord:
     refused: str | None = None  # the tool call refused since the last heartbeat, and why
     paused_for: str | None = None  # the budget's reason it was paused for
     blocked_by_hook: bool = False  # its session blocked by these hooks (a notification)
+    agent_label: str | None = None  # which program (and version) its events say wrote them
 
     @classmethod
     def of(cls, stored: dict) -> "HookRecord":

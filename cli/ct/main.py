@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ct import (
+    agent_names,
     claude_code,
     dispatch,  # noqa: F401 (its command declares itself)
     files,
@@ -56,6 +57,7 @@ def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> 
     """Append to `session` under the command's idempotency key (made if not given)."""
     if args.expected_seq is not None:
         body["expected_seq"] = args.expected_seq
+    body = agent_names.with_given(body)
     key = args.idempotency_key or new_key()
     answer = tower.request("POST", f"/sessions/{session}/events", body=body, key=key)
     files.remember(session, answer)
@@ -94,7 +96,7 @@ def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     body["node"] = args.node
     body = {name: value for name, value in body.items() if value is not None}
     key = args.idempotency_key or new_key()
-    view = tower.request("POST", "/sessions", body=body, key=key)
+    view = tower.request("POST", "/sessions", body=agent_names.with_given(body), key=key)
     files.remember(view["id"], view)
     say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
 
@@ -221,7 +223,8 @@ def cmd_plan(args: argparse.Namespace, tower: Tower) -> None:
 @command("claim", "Claim a plan's next node, with its handoff.", _plan_flags)
 def cmd_claim(args: argparse.Namespace, tower: Tower) -> None:
     key = args.idempotency_key or new_key()
-    claimed = tower.request("POST", f"/plans/{args.plan}/claim", body={}, key=key)
+    body = agent_names.with_given({})
+    claimed = tower.request("POST", f"/plans/{args.plan}/claim", body=body, key=key)
     files.remember(claimed["id"], claimed)
     lines = [
         f"claimed {claimed['node']} of {claimed['plan']}: {claimed.get('title') or ''}",

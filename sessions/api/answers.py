@@ -82,6 +82,10 @@ class Session(Schema):
     id: str
     title: str | None
     owner: str | None
+    agent: str | None = Field(
+        description="The agent program, with its version, whose hand last moved it (its "
+        "latest activity); null when the owner acted in person."
+    )
     status: Literal[vocabulary.STATUSES] | None  # type: ignore[valid-type]
     stale: bool
     blockers: list[Blocker] = Field(
@@ -141,6 +145,7 @@ class Event(Schema):
     type: Literal[vocabulary.EVENT_TYPES]  # type: ignore[valid-type]
     timestamp: Timestamp
     actor: str
+    agent: str | None = optional_field("string")
     title: str | None = optional_field("string")
     reason: str | None = optional_field("string")
     note: str | None = optional_field("string")

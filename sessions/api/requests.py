@@ -55,6 +55,11 @@ Brief = text(
     "text",
     description="The text an agent is given to do the node (tab and newline allowed).",
 )
+AgentName = text(
+    vocabulary.AGENT_MAX,
+    description="Which agent program appends this for you, with its version "
+    "(`codex 0.169.0`); left out when a person acts in person.",
+)
 IdempotencyKey = text(
     vocabulary.IDEMPOTENCY_KEY_MAX,
     description="A repeated key of the same actor on the same session returns the event "
@@ -99,8 +104,14 @@ def optional_field(kind: str) -> object:
 # Requests ----------------------------------------------------------------------------
 
 
-class StartSession(Schema):
+class ByAgent(Schema):
+    """A session event's body: it may say which agent appends it (v5)."""
+
     model_config = _STRICT
+    agent: AgentName | None = None
+
+
+class StartSession(ByAgent):
     id: SessionId | None = Field(None, description="Made by the server when absent.")
     title: Title | None = Field(
         None, description="Required, unless the session works on a plan's node (its title)."
@@ -112,29 +123,25 @@ class StartSession(Schema):
     node: SessionId | None = Field(None, description="With `plan`: the node's key.")
 
 
-class BlockEvent(Schema):
-    model_config = _STRICT
+class BlockEvent(ByAgent):
     type: Literal["session_block"]
     reason: Reason
     expected_seq: ExpectedSeq | None = None
 
 
-class UnblockEvent(Schema):
-    model_config = _STRICT
+class UnblockEvent(ByAgent):
     type: Literal["session_unblock"]
     note: Note | None = None
     expected_seq: ExpectedSeq | None = None
 
 
-class ReviewEvent(Schema):
-    model_config = _STRICT
+class ReviewEvent(ByAgent):
     type: Literal["session_review"]
     note: Note | None = None
     expected_seq: ExpectedSeq | None = None
 
 
-class CloseEvent(Schema):
-    model_config = _STRICT
+class CloseEvent(ByAgent):
     type: Literal["session_close"]
     note: Note | None = None
     outcome: Literal[vocabulary.OUTCOMES] | None = Field(  # type: ignore[valid-type]
@@ -145,11 +152,10 @@ class CloseEvent(Schema):
     expected_seq: ExpectedSeq | None = None
 
 
-class ProgressEvent(Schema):
+class ProgressEvent(ByAgent):
     """A heartbeat: the status stays. Sent with `expected_seq`, it acknowledges the
     pending messages the worker has read, and fails if another arrived meanwhile."""
 
-    model_config = _STRICT
     type: Literal["session_progress"]
     note: Note | None = Field(None, description="What the session is doing now.")
     paths: Annotated[list[Path], Field(min_length=1, max_length=space.PATHS_MAX)] | None = Field(
@@ -158,10 +164,9 @@ class ProgressEvent(Schema):
     expected_seq: ExpectedSeq | None = None
 
 
-class MessageEvent(Schema):
+class MessageEvent(ByAgent):
     """A person's words to the session's worker: the status stays."""
 
-    model_config = _STRICT
     type: Literal["session_message"]
     note: Note
     expected_seq: ExpectedSeq | None = None
@@ -173,14 +178,13 @@ def _work_field(kind: str, description: str, **rules) -> object:
     return Field(None, description=description, json_schema_extra={"type": kind}, **rules)
 
 
-class WorkEvent(Schema):
+class WorkEvent(ByAgent):
     """Where the work lands: the status stays, and it is not activity. Any status, a
     closed session's included. At least one field; `check` and `check_state` together,
     with the `commit` they ran on; `pr_url` and `pr_state` with a `pr`, here or reported
     before. `pr_state: merged` on a session not yet closed closes it (done) in the same
     transaction: its worker is fenced."""
 
-    model_config = _STRICT
     type: Literal["session_work"]
     repo: str = _work_field(
         "string",
@@ -221,12 +225,11 @@ def _tokens(description: str) -> object:
     return Field(description=description, ge=0, le=vocabulary.TOKENS_MAX, strict=True)
 
 
-class UsageEvent(Schema):
+class UsageEvent(ByAgent):
     """What the session spent on one model: its totals so far, not increments (a report
     sent twice, or late, changes nothing). The status stays; it is activity. Any status,
     a closed session's included."""
 
-    model_config = _STRICT
     type: Literal["session_usage"]
     model: str = Field(
         description="The model's id, as the agent reports it (a price table entry prices it "
@@ -387,10 +390,9 @@ class AmendPlan(Schema):
     expected_seq: ExpectedSeq | None = None
 
 
-class Claim(Schema):
-    """An empty object: the server picks the first ready or reclaimable node."""
-
-    model_config = _STRICT
+class Claim(ByAgent):
+    """The server picks the first ready or reclaimable node; `agent` goes on the start of
+    the session it claims."""
 
 
 class PlanPage(Schema):

@@ -7,7 +7,7 @@ leniencies DESIGN.md allows (import), refusing anything else with the file's lin
 import json
 from datetime import UTC, datetime
 
-from sessions.domain import plans, projections, vocabulary
+from sessions.domain import plans, reclaims, vocabulary
 from sessions.domain.records import EventRecord
 
 SUFFIX = ".jsonl"
@@ -60,6 +60,8 @@ def event_dict(event):
         "timestamp": format_timestamp(event.timestamp),
         "actor": event.actor,
     }
+    if event.agent is not None:
+        data[vocabulary.AGENT] = event.agent  # who acted for the actor, beside them
     for name in vocabulary.FIELDS[event.type]:
         value = getattr(event, name)
         if value is not None:
@@ -135,7 +137,7 @@ def _decode_line(raw, stream_id, latest=None):
     event_type = data.get("type")
     if event_type not in vocabulary.FIELDS:
         raise ValueError(f"unknown type {event_type!r}")
-    own = vocabulary.FIELDS[event_type]
+    own = vocabulary.own_fields(event_type)
     key = id_key(event_type)
     common = PLAN_KEYS if key == "plan" else COMMON_KEYS
     unknown = [name for name in data if name not in common and name not in own]
@@ -259,10 +261,10 @@ def shifted(records, delta):
     moved = []
     for record in records:
         record = record._replace(timestamp=record.timestamp + delta)
-        reclaim = projections.reclaimed(record)
+        reclaim = reclaims.reclaimed(record)
         if reclaim is not None:
             since = parse_timestamp(reclaim[0]) + delta
-            note = projections.reclaim_note(since, reclaim[1], format_timestamp)
+            note = reclaims.reclaim_note(since, reclaim[1], format_timestamp)
             record = record._replace(note=note)
         moved.append(record)
     return moved

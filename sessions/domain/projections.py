@@ -6,7 +6,6 @@ logs can be odd, so nothing here raises on a history the append function would h
 refused.
 """
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -28,9 +27,6 @@ from sessions.domain.vocabulary import (
     UNBLOCK,
     USAGE,
     WORK,
-)
-from sessions.domain.vocabulary import (
-    LAPSED as LAPSED_OUTCOME,
 )
 
 
@@ -140,6 +136,13 @@ def last_activity(events):
     return next((e.timestamp for e in reversed(events) if e.type in ACTIVITY_TYPES), None)
 
 
+def agent(events):
+    """The agent program whose hand last moved the session (the agent of its latest
+    activity), or None when that was its actor in person, or nothing yet. A view's chosen
+    events hold it: the latest transition, heartbeat and usage report are all chosen."""
+    return next((e.agent for e in reversed(events) if e.type in ACTIVITY_TYPES), None)
+
+
 class Progress(NamedTuple):
     note: str
     timestamp: datetime
@@ -181,6 +184,7 @@ class SessionView:
     owner: str | None
     status: str | None
     stale: bool
+    agent: str | None = None  # the agent program whose hand last moved it (v5)
     blockers: list = field(default_factory=list)  # the latest open blocks, oldest first
     blocker_count: int = 0  # all the open blocks
     next_action: str | None = None
@@ -237,6 +241,7 @@ def session_view(
         owner=owner(events),
         status=status(events),
         stale=is_stale(events, now, thresholds.stale),
+        agent=agent(events),
         blockers=open_blocks[-MAX_BLOCKERS_SHOWN:],
         blocker_count=len(open_blocks) if blocker_count is None else blocker_count,
         next_action=next_action(events),
@@ -471,27 +476,6 @@ def _blocked_since(events):
             break
         since = event.timestamp
     return since
-
-
-# The note of a reclaim's close (DESIGN.md, "Reclaim"): written by the reclaim, read back
-# by what reports it (the Slack line's "silent since").
-_RECLAIM_NOTE = "no activity since {since}; node reclaimed by session {session}"
-_RECLAIM_NOTE_PATTERN = re.compile(r"no activity since (\S+); node reclaimed by session (\S+)")
-
-
-def reclaim_note(since, session_id, format_moment):
-    """The note of the close a reclaim appends to a lapsed session: since when it was
-    silent (written by `format_moment`), and the session that took its node."""
-    return _RECLAIM_NOTE.format(since=format_moment(since), session=session_id)
-
-
-def reclaimed(event):
-    """(silent since, as written; the session that took the node) of a reclaim's close,
-    or None for any other event."""
-    if event.type != CLOSE or event.outcome != LAPSED_OUTCOME or not event.note:
-        return None
-    found = _RECLAIM_NOTE_PATTERN.fullmatch(event.note)
-    return found.groups() if found else None
 
 
 def as_of(events, at):

@@ -13,6 +13,7 @@ class EventRecord(NamedTuple):
     type: str
     timestamp: datetime
     actor: str
+    agent: str | None = None  # v5: the agent program that appended it for its actor
     title: str | None = None
     reason: str | None = None
     note: str | None = None

@@ -160,12 +160,17 @@ AMEND_CHANGES = (  # an amend makes one of these
     "budget_usd",
     *NODE_MAPS,
 )
+# v5: which agent program appended a session event for its actor, with its version
+# (`codex 0.169.0`): any session event may carry it; absent, the actor acted in person.
+AGENT = "agent"
+AGENT_MAX = 100
 USAGE_FIELDS = FIELDS[USAGE]
 TOKEN_FIELDS = USAGE_FIELDS[1:]  # each a whole number of tokens, 0 to TOKENS_MAX
 MODEL_MAX, TOKENS_MAX = 100, 10**15
 # Every field an event may carry, in the order the event table stores them (those held
 # as JSON text last).
 EVENT_FIELDS = (
+    AGENT,
     "title",
     "reason",
     "note",
@@ -321,6 +326,8 @@ def value_error(name, value):
         return work_value_error(name, value)
     if name == "model":
         return text_error(value, MODEL_MAX)
+    if name == AGENT:
+        return text_error(value, AGENT_MAX)
     if name in TOKEN_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TOKENS_MAX:
             return f"must be a whole number of tokens from 0 to {TOKENS_MAX:,}"
@@ -345,6 +352,13 @@ def _paths_error(event_type, value):
     )
 
 
+def own_fields(event_type):
+    """The fields an event of `event_type` may carry: its type's, and for a session's
+    event the agent that appended it."""
+    own = FIELDS[event_type]
+    return own if event_type in PLAN_EVENT_TYPES else (*own, AGENT)
+
+
 def field_errors(event_type, fields):
     """Map each offending field to the reason it is refused; empty when `fields` is valid.
 
@@ -354,7 +368,7 @@ def field_errors(event_type, fields):
     """
     if event_type not in FIELDS:
         return {"type": f"must be one of {', '.join(ALL_EVENT_TYPES)}"}
-    allowed = FIELDS[event_type]
+    allowed = own_fields(event_type)
     errors = {}
     for name in fields:
         if name not in allowed:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from sessions import config, store
-from sessions.domain import jsonl, plans, projections, vocabulary
+from sessions.domain import jsonl, plans, projections, reclaims, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import kept, plan_graphs, plan_sessions
@@ -466,7 +466,7 @@ def _reclaim(
         if not projections.has_lapsed(events, now, lease):
             raise store.RaceLost((start.plan, session_id))
         since = projections.last_activity(events)
-        note = projections.reclaim_note(since, start.session, jsonl.format_timestamp)
+        note = reclaims.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
         append_to_stream(
             session_id,

@@ -106,12 +106,16 @@ def claim_next(
     user: User,
     idempotency_key: str | None = None,
     now: datetime | None = None,
+    agent: str | None = None,
 ) -> Appended:
     """Start a session on the plan's first ready node, atomically: claimers racing on
     one plan take turns holding it, so each gets a different node, or `nothing_ready`.
     A repeated `idempotency_key` of the same actor on the same plan returns the start it
     first made."""
-    if errors := key_errors(idempotency_key):
+    errors = key_errors(idempotency_key)
+    if agent is not None and (problem := vocabulary.value_error(vocabulary.AGENT, agent)):
+        errors[vocabulary.AGENT] = problem
+    if errors:
         raise InvalidEvent(errors)
     if not user.is_authenticated:
         raise Forbidden("Sign in to claim work.")
@@ -137,7 +141,7 @@ def claim_next(
                     plan_id,
                 )
             graph, found, key = plan
-            fields = {"plan": plan_id, "node": key}
+            fields = {"plan": plan_id, "node": key, vocabulary.AGENT: agent}
             started = append_to_stream(
                 session_id,
                 vocabulary.START,

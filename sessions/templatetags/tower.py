@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
-from sessions.domain import event_lines, spend
+from sessions.domain import agents, event_lines, spend
 from sessions.domain.moments import spoken_length
 
 register = template.Library()
@@ -32,6 +32,14 @@ def ago(context, moment):
     """`age` counted from the page's `now` when it has one (the board's: the chosen
     moment as of a past one), else from the clock."""
     return age(moment, context.get("now"))
+
+
+@register.simple_tag
+def hand(person, agent):
+    """Whose hand: "Codex for alice", with the agent's version on hover; else "alice"."""
+    if not agent:
+        return person or ""
+    return format_html('<span title="{}">{}</span>', agent, agents.hand(person, agent))
 
 
 @register.filter

@@ -4,7 +4,7 @@ a line for Slack) or of a ping. Its headers and signature are `domain.webhooks`'
 import json
 from datetime import datetime
 
-from sessions.domain import jsonl, projections, vocabulary
+from sessions.domain import jsonl, reclaims, vocabulary
 from sessions.domain.records import EventRecord
 from sessions.domain.webhooks import PING
 from sessions.models import Subscription
@@ -42,7 +42,7 @@ def slack_text(event: EventRecord, title: str | None, owner: str | None = None) 
         return text.translate(_SLACK_ESCAPES)
 
     named = f"*{plain(title or event.session)}*"
-    reclaim = projections.reclaimed(event)
+    reclaim = reclaims.reclaimed(event)
     if reclaim is not None and owner is not None:
         since = jsonl.parse_timestamp(reclaim[0]).strftime("%H:%M")
         return f"{plain(event.actor)} took {named} from {plain(owner)} (silent since {since})"

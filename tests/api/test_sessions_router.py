@@ -150,6 +150,7 @@ def test_the_session_view_has_every_field(api, session_s1, alice_token):
         "id",
         "title",
         "owner",
+        "agent",
         "status",
         "stale",
         "blockers",

@@ -103,7 +103,7 @@ def claim(
     idempotency_key: requests.IdempotencyKey | None = KEY_HEADER,
 ):
     key, given = request_key(request, idempotency_key)
-    result = claim_next(plan_id, user=request.auth, idempotency_key=key)
+    result = claim_next(plan_id, user=request.auth, idempotency_key=key, agent=body.agent)
     answer = view_of_appended(result)
     last, brief = result.last_attempt, result.brief
     if not result.created:  # a repeated key's answer: as the node's history says

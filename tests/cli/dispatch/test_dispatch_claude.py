@@ -5,6 +5,7 @@ model's Bash call commits on the node's branch, and the session closes `done` wi
 agent's final answer; an agent that asks a person is parked, then resumed in its own
 conversation with the answer."""
 
+import json
 import re
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from sessions.domain.vocabulary import (
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
-from tests.cli.test_claude_code import CLAUDE, required
+from tests.cli.test_claude_code import AGENTS, CLAUDE, required
 from tests.support.ct_tools import CT, ct_env, run_ct
 from tests.support.dispatching import IDENTITY, wait_for, worktrees
 from tests.support.git_repo import checkout, commit, git
@@ -183,4 +184,9 @@ def test_seven_nodes_run_to_done_on_three_slots_their_branches_pushed(
     for need in ("b", "c"):
         closed = Event.objects.get(session=view.node(need).last_attempt.session, type=CLOSE)
         assert closed.timestamp <= d_started.timestamp  # the diamond's order held
+    runs = Event.objects.filter(session__in=[n.last_attempt.session for n in view.nodes])
+    pinned = json.loads((AGENTS / "package.json").read_text())["dependencies"]
+    stamped = {"claude-code " + pinned["@anthropic-ai/claude-code"]}
+    assert set(runs.exclude(agent=None).values_list("agent", flat=True)) == stamped
+    assert not runs.filter(type__in=(START, PROGRESS, CLOSE), agent=None).exists()
     assert worktrees(repo) == [f"worktree {repo}"]

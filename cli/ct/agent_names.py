@@ -1,0 +1,96 @@
+"""Which agent program `ct` acts for, and its version (DESIGN.md v5, Vocabulary: an
+event's `agent`, e.g. `claude-code 2.1.332`).
+
+`CT_AGENT` says it outright (the dispatcher sets it for the agents it launches, so that
+their hooks and their own `ct block` agree). Otherwise the hooks find the program's
+version from its npm package: the nearest `package.json` of that name above a script the
+processes they run under were started with (Linux's /proc), else above the program on
+PATH; failing both, the program's name alone. A few small reads, once per agent session.
+"""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from ct.text import clean
+
+AGENT_MAX = 100
+# Each program's npm package and the command that runs it.
+PACKAGES = {
+    "claude-code": ("@anthropic-ai/claude-code", "claude"),
+    "codex": ("@openai/codex", "codex"),
+    "gemini": ("@google/gemini-cli", "gemini"),
+    "opencode": ("opencode-ai", "opencode"),
+}
+_ANCESTORS, _FOLDERS_UP = 8, 6
+
+
+def given() -> str | None:
+    """`CT_AGENT`, as the tower takes it, or None when unset."""
+    return clean(os.environ.get("CT_AGENT") or "", AGENT_MAX, "line")
+
+
+def with_given(body: dict) -> dict:
+    """`body`, saying which agent wrote it when `CT_AGENT` says so (an agent's own `ct`
+    command, under `ct dispatch`); a person's `ct` says nothing."""
+    found = given()
+    return {**body, "agent": found} if found else body
+
+
+def label(program: str) -> str:
+    """What events written for `program` say: `CT_AGENT`, else "program version"."""
+    found = given()
+    if found:
+        return found
+    version = version_of(program)
+    return f"{program} {version}" if version else program
+
+
+def version_of(program: str) -> str | None:
+    """The version of `program`'s package that runs this hook, or None if not found."""
+    if program not in PACKAGES:
+        return None
+    package, command = PACKAGES[program]
+    for script in (*_ancestor_scripts(), _on_path(command)):
+        if script is not None and (version := _package_version(script, package)):
+            return version
+    return None
+
+
+def _ancestor_scripts() -> list[Path]:
+    """The paths the processes above this one were started with (nearest first)."""
+    scripts, pid = [], os.getppid()
+    for _ in range(_ANCESTORS):
+        if pid <= 1:
+            break
+        try:
+            words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        scripts += [Path(os.fsdecode(w)) for w in words[:3] if w.startswith(b"/")]
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the parent's (after the name)
+    return scripts
+
+
+def _on_path(command: str) -> Path | None:
+    found = shutil.which(command)
+    return Path(found) if found else None
+
+
+def _package_version(script: Path, package: str) -> str | None:
+    """The version in the nearest `package.json` named `package` above `script`."""
+    try:
+        folder = script.resolve().parent
+    except OSError:
+        return None
+    for candidate in [folder, *folder.parents][:_FOLDERS_UP]:
+        try:
+            meta = json.loads((candidate / "package.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("name") == package:
+            version = meta.get("version")
+            return clean(str(version), 40, "line") if version else None
+    return None
