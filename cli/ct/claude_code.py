@@ -72,7 +72,8 @@ def on_session_start(hook: Hook) -> dict | None:
         return None
     if claim:
         return claim_node(hook, claim, generation)
-    session = first_session_id("cc", hook.agent_session) + (f"-{generation}" if generation else "")
+    session = first_session_id(hook.agent.prefix, hook.agent_session)
+    session += f"-{generation}" if generation else ""
     title = title_of(Path(hook.payload.get("cwd") or "."))
     body = hook.stamped(cleaned({"id": session, "title": title}))
     if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
@@ -87,7 +88,7 @@ def on_session_start(hook: Hook) -> dict | None:
 def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
     """`CT_CLAIM`: claim the plan's next node and tell the agent what it got (the
     claim needs its answer, so it is not spooled: with the tower away, no node)."""
-    key = f"cc-claim-{hook.agent_session}-{generation}"
+    key = f"{hook.agent.prefix}-claim-{hook.agent_session}-{generation}"
     try:
         claimed = hook.tower.request(
             "POST", f"/plans/{plan}/claim", body=hook.stamped({}), key=key, timeout=hook.left()
@@ -187,7 +188,8 @@ def on_session_end(hook: Hook) -> dict | None:
         note = f"ended while blocked: {waiting}"
         hook.append({"type": "session_close", "outcome": "abandoned", "note": note})
         return None
-    note = f"ended: {ENDED.get(reason, f'Claude Code ended the session ({reason})')}"
+    agent = hook.agent
+    note = f"ended: {agent.ended.get(reason, f'{agent.title} ended the session ({reason})')}"
     hook.append({"type": "session_close", "outcome": "done", "note": note})
     return None
 
@@ -218,7 +220,9 @@ HANDLERS = {
 }
 
 
-AGENT = hook_engine.Agent("claude-code", "cc", "SessionStart", say, HANDLERS)
+AGENT = hook_engine.Agent(
+    "claude-code", "cc", "SessionStart", say, HANDLERS, ended=ENDED, title="Claude Code"
+)
 
 
 def hook(stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:

@@ -45,13 +45,19 @@ STATUS_AFTER = {"session_block": "blocked", "session_unblock": "active", "sessio
 class Agent:
     """An agent's adapter: the name of its records in the state folder, the prefix of
     the sessions its hooks start, its events' handlers (the one that starts a session
-    named), and how it passes text to its model (`say(payload, text, deny)`)."""
+    named), how it passes text to its model (`say(payload, text, deny)`), how its record
+    of spend is read, and how its ends are said."""
 
     name: str
     prefix: str
     start_event: str
     say: Callable[[dict, str, bool], dict]
     handlers: dict = field(default_factory=dict)
+    # Counts one line of its own record of spend (`transcript.read`'s `count`).
+    count_usage: Callable[[bytes, dict], None] = transcript.count_line
+    # What its session's end is called, in a person's words, by SessionEnd's reason.
+    ended: dict = field(default_factory=dict)
+    title: str = "the agent"  # as people call it: "Claude Code ended the session"
 
 
 def dispatched_session() -> str | None:
@@ -175,7 +181,7 @@ class Hook:
         path = self.payload.get("transcript_path")
         if not isinstance(path, str) or not path:
             return
-        reading = transcript.read(path, self.record.transcript)
+        reading = transcript.read(path, self.record.transcript, self.agent.count_usage)
         sent = self.record.reported_usage
         moved = {m: c for m, c in reading.get("totals", {}).items() if sent.get(m) != c}
         self.remember(transcript=reading, reported_usage={**sent, **moved})

@@ -16,6 +16,7 @@ from pathlib import Path
 from ct import (
     agent_names,
     claude_code,
+    codex,
     dispatch,  # noqa: F401 (its command declares itself)
     files,
     following,  # noqa: F401 (its commands declare themselves)
@@ -316,15 +317,23 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", choices=("claude-code",))
 
 
+# The agents whose hooks `ct hook` runs, each its adapter's `hook`.
+HOOKS = {"claude-code": claude_code.hook, "codex": codex.hook}
+
+
+def _hook_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent", choices=tuple(HOOKS))
+
+
 @command(
     "hook",
     "Run as a coding agent's hook (reads its JSON on stdin).",
-    _agent_flags,
+    _hook_flags,
     shared=BARE,
     offline=True,
 )
 def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
-    sys.exit(claude_code.hook(sys.stdin, sys.stdout))
+    sys.exit(HOOKS[args.agent](sys.stdin, sys.stdout))
 
 
 PERSONAL_SETTINGS, SHARED_SETTINGS = ".claude/settings.local.json", ".claude/settings.json"

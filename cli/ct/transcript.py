@@ -15,6 +15,7 @@ so nothing counts twice (and the tower keeps each model's largest report anyway)
 
 import json
 import os
+from collections.abc import Callable
 
 # Claude Code's names for the four counts, in the order of the tower's token fields
 # (input, output, cache read, cache write).
@@ -31,9 +32,14 @@ def fresh(identity: list[int]) -> dict:
     return {"file": identity, "offset": 0, "tail": "", "totals": {}, "replies": {}}
 
 
-def read(path: str, reading: dict | None) -> dict:
+LineCounter = Callable[[bytes, dict], None]
+
+
+def read(path: str, reading: dict | None, count: LineCounter | None = None) -> dict:
     """`reading` (what an earlier read kept, or None) carried on to the end of the
-    transcript's last whole line. A transcript that cannot be opened leaves it as it was."""
+    transcript's last whole line, each line counted by `count` (default: a Claude Code
+    transcript's). A transcript that cannot be opened leaves it as it was."""
+    count = count or count_line
     try:
         with open(path, "rb") as transcript:
             stat = os.fstat(transcript.fileno())
@@ -46,7 +52,7 @@ def read(path: str, reading: dict | None) -> dict:
         return reading or {}
     end = data.rfind(b"\n") + 1
     for line in data[:end].splitlines():
-        _count(line, reading)
+        count(line, reading)
     if end:
         before = bytes.fromhex(reading["tail"]) + data[:end]
         reading["offset"] += end
@@ -63,7 +69,8 @@ def _continues(transcript, size: int, identity: list[int], reading: dict | None)
     return transcript.read(len(tail)) == tail
 
 
-def _count(line: bytes, reading: dict) -> None:
+def count_line(line: bytes, reading: dict) -> None:
+    """Count one line of a Claude Code transcript into `reading`'s totals."""
     try:
         entry = json.loads(line)
     except ValueError:
@@ -78,7 +85,7 @@ def _count(line: bytes, reading: dict) -> None:
         return
     if not isinstance(usage, dict):
         return
-    counts = [_whole(usage.get(name)) for name in COUNTS]
+    counts = [whole(usage.get(name)) for name in COUNTS]
     totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
     reply = message.get("id")
     counted = reading["replies"].get(reply) if isinstance(reply, str) else None
@@ -94,5 +101,5 @@ def _count(line: bytes, reading: dict) -> None:
             reading["replies"].pop(next(iter(reading["replies"])))
 
 
-def _whole(value: object) -> int:
+def whole(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
