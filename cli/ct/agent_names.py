@@ -10,6 +10,7 @@ PATH; failing both, the program's name alone. A few small reads, once per agent 
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -24,6 +25,10 @@ PACKAGES = {
     "opencode": ("opencode-ai", "opencode"),
 }
 _ANCESTORS, _FOLDERS_UP = 8, 6
+# A native build's package repeats the program's name with its platform after the version
+# (Codex's `@openai/codex-linux-x64` says "0.169.0-linux-x64"): the program's version is
+# the part before.
+_PLATFORM_SUFFIX = re.compile(r"-(linux|darwin|win32)-[a-z0-9]+$")
 
 
 def given() -> str | None:
@@ -91,6 +96,6 @@ def _package_version(script: Path, package: str) -> str | None:
         except (OSError, ValueError):
             continue
         if isinstance(meta, dict) and meta.get("name") == package:
-            version = meta.get("version")
-            return clean(str(version), 40, "line") if version else None
+            version = _PLATFORM_SUFFIX.sub("", str(meta.get("version") or ""))
+            return clean(version, 40, "line")
     return None

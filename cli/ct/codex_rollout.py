@@ -5,16 +5,17 @@ in the latest `turn_context` line's `payload.model`. Each total's growth since t
 counted to the model then in use, so a total written twice counts once, and a session that
 changes model mid-way has each model's share.
 
-OpenAI counts cached input inside `input_tokens`; the tower's `input_tokens` are the
-uncached ones (as Anthropic's), so the cached share moves to `cache_read_tokens`. Output
-tokens include the reasoning ones, as OpenAI bills them. Codex writes no cache.
+OpenAI counts cached input (read or written) inside `input_tokens` (their sum with the
+output is `total_tokens`); the tower's `input_tokens` are the uncached ones (as
+Anthropic's), so the cached shares move to `cache_read_tokens` and `cache_write_tokens`.
+Output tokens include the reasoning ones, as OpenAI bills them.
 """
 
 import json
 
 from ct.transcript import whole
 
-_CODEX_COUNTS = ("input_tokens", "cached_input_tokens", "output_tokens")
+_CODEX_COUNTS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
 
 
 def count_line(line: bytes, reading: dict) -> None:
@@ -38,13 +39,13 @@ def count_line(line: bytes, reading: dict) -> None:
     if not isinstance(total, dict):
         return
     now = [whole(total.get(name)) for name in _CODEX_COUNTS]
-    before = reading.get("codex_total") or [0, 0, 0]
+    before = reading.get("codex_total") or [0, 0, 0, 0]
     grown = [max(0, a - b) for a, b in zip(now, before, strict=True)]
     reading["codex_total"] = [max(a, b) for a, b in zip(now, before, strict=True)]
     model = reading.get("model")
     if not model or not any(grown):
         return
-    fresh_input, cached, output = grown
+    all_input, cached, cache_written, output = grown
     totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
-    added = [max(0, fresh_input - cached), output, cached, 0]
+    added = [max(0, all_input - cached - cache_written), output, cached, cache_written]
     totals[:] = [t + a for t, a in zip(totals, added, strict=True)]

@@ -1,0 +1,109 @@
+"""The real Codex CLI (pinned in tests/agents) with `ct hook codex`, headless against a
+stand-in for the Responses API on loopback, in its own HOME: its session appears, a
+person's message reaches the model as the refusal of its next tool call, which then never
+runs, and the usage the tower holds equals what Codex's own rollout says."""
+
+import json
+import subprocess
+
+import pytest
+
+from sessions.domain.vocabulary import MESSAGE, USAGE
+from sessions.models import Event
+from sessions.rules.append import append_event
+from tests.cli.test_claude_code import AGENTS, required
+from tests.support.ct_tools import CT, ct_env
+from tests.support.dispatching import wait_for
+from tests.support.responses_standin import ResponsesStandIn
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CODEX = AGENTS / "node_modules" / ".bin" / "codex"
+HOOKED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+
+
+def codex_home(home, model):
+    folder = home / ".codex"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text(
+        'model = "stub-model"\nmodel_provider = "stub"\n'
+        f'[model_providers.stub]\nname = "stub"\nbase_url = "{model.url}"\n'
+        'wire_api = "responses"\nenv_key = "STUB_KEY"\n'
+    )
+    command = {"type": "command", "command": f"{CT} hook codex"}
+    hooks = {event: [{"matcher": "*", "hooks": [command]}] for event in HOOKED}
+    (folder / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    return folder
+
+
+def codex_run(tmp_path, live_server, token, model, prompt):
+    """Codex started headless in a checkout on branch fix-cart: (its checkout, process)."""
+    home = tmp_path / "home"
+    env = ct_env(home, live_server.url, token, CODEX_HOME=str(codex_home(home, model)))
+    env["STUB_KEY"] = "stub"
+    work = tmp_path / "shop"
+    work.mkdir()
+    (work / ".git").mkdir()
+    (work / ".git" / "HEAD").write_text("ref: refs/heads/fix-cart\n")
+    words = [
+        str(CODEX),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-hook-trust",
+        "--dangerously-bypass-approvals-and-sandbox",
+        prompt,
+    ]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "stdin": subprocess.DEVNULL}
+    return work, subprocess.Popen(words, cwd=work, env=env, text=True, **pipes)
+
+
+def finished(process):
+    """Codex's JSON lines, once it exited 0."""
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def codex():
+    required(CODEX, "Codex CLI")
+
+
+def test_codex_reports_its_session_and_spend_through_the_hooks(codex, tmp_path, live_server, token):
+    with ResponsesStandIn("touch made_by_codex") as model:
+        work, process = codex_run(tmp_path, live_server, token, model, "make a file")
+        lines = finished(process)
+    thread = next(line["thread_id"] for line in lines if line["type"] == "thread.started")
+    session = f"cx-{thread}"
+    start = Event.objects.get(session=session, seq=1)
+    assert (start.title, start.actor, start.agent) == ("fix-cart", "alice", "codex 0.169.0")
+    assert (work / "made_by_codex").exists()  # nothing refused it
+    spent = next(line["usage"] for line in lines if line["type"] == "turn.completed")
+    usage = Event.objects.filter(session=session, type=USAGE).latest("seq")
+    assert (usage.usage_model, usage.cache_read_tokens, usage.output_tokens) == (
+        "stub-model",
+        spent["cached_input_tokens"],
+        spent["output_tokens"],
+    )
+    assert usage.input_tokens == spent["input_tokens"] - spent["cached_input_tokens"]
+
+
+def test_a_persons_message_reaches_codex_and_the_refused_command_never_runs(
+    codex, tmp_path, live_server, token, alice
+):
+    with ResponsesStandIn("touch made_by_codex", held=True) as model:
+        work, process = codex_run(tmp_path, live_server, token, model, "make a file")
+        try:
+            assert wait_for(lambda: model.requests, 60)  # past its prompt's hooks, held
+            session = Event.objects.get(session__startswith="cx-", seq=1).session
+            append_event(session, MESSAGE, {"note": "use the staging keys"}, user=alice)
+        finally:
+            model.gate.set()
+        finished(process)
+    assert not (work / "made_by_codex").exists()
+    told = json.dumps(model.requests[1])
+    assert "use the staging keys" in told and "Command blocked by PreToolUse hook" in told
