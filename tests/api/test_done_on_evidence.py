@@ -43,6 +43,16 @@ def test_a_plan_is_done_on_close_unless_it_says_otherwise(api, alice_token):
     assert node(api, alice_token, "fix")[1]["state"] == "done"
 
 
+def test_a_plan_on_a_repo_is_done_on_merge_unless_it_says_otherwise(api, alice_token):
+    assert plan(api, alice_token, repo="acme/shop")["done_when"] == "merge"
+    worked_and_closed(api, alice_token)
+    assert node(api, alice_token, "fix")[1]["state"] == "merging"
+
+
+def test_a_plan_on_a_repo_may_still_say_done_on_close(api, alice_token):
+    assert plan(api, alice_token, repo="acme/shop", done_when="close")["done_when"] == "close"
+
+
 def test_under_merge_a_closed_node_is_merging_and_holds_back_what_needs_it(api, alice_token):
     assert plan(api, alice_token, done_when="merge")["done_when"] == "merge"
     worked_and_closed(api, alice_token)
