@@ -30,7 +30,7 @@ from ct import files, hook_engine, spooling
 from ct.client import Refused, Unreachable
 from ct.hook_engine import PROMPT_NOTE_MAX, REASON_MAX, Hook, cleaned, first_session_id, title_of
 from ct.hooklog import log
-from ct.lines import attempt_lines, doing
+from ct.lines import attempt_lines
 from ct.text import clean
 
 WAITING_FOR_PROMPT = "waiting for the next prompt"
@@ -137,10 +137,7 @@ def on_post_tool_use(hook: Hook) -> dict | None:
         return None
     hook.report_work()  # the head may have moved (a commit, a checkout)
     hook.note_written()
-    payload = hook.payload
-    tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
-    note = doing(tool, payload.get("tool_input"), cwd)
-    return hook.heartbeat(note)
+    return hook.heartbeat(hook.tool_call())
 
 
 def on_notification(hook: Hook) -> dict | None:

@@ -15,13 +15,10 @@ import io
 
 from ct import claude_code, codex_rollout, hook_engine
 from ct.hook_engine import Hook
-from ct.lines import doing
 
 
 def on_permission_request(hook: Hook) -> dict | None:
-    payload = hook.payload
-    tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
-    asked = doing(tool, payload.get("tool_input"), cwd) or "a tool call"
+    asked = hook.tool_call() or "a tool call"
     return claude_code.block(hook, f"permission asked: {asked}")
 
 

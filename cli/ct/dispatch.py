@@ -111,9 +111,7 @@ class Dispatcher:
         self.agent_name = Path(agent[0]).name if args.trailing else args.agent
         # What its events say wrote them: the program and version (DESIGN v5), also
         # given to the agent as CT_AGENT, so that its hooks and its `ct` say the same.
-        self.agent_label = agent_names.given() or (
-            self.agent_name if args.trailing else agent_names.label(args.agent)
-        )
+        self.agent_label = agent_names.label(self.agent_name)
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}
         self.orphans: dict[str, dict] = {}  # an earlier dispatcher's open runs, by session

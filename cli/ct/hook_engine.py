@@ -377,13 +377,18 @@ class Hook:
             return self.say(f"{said} Leave this file to them, or message them.", deny=True)
         return self.say(f"{said} Mind their work: message them before changing it much.")
 
+    def tool_call(self) -> str | None:
+        """The tool call this hook is about, as a card says it (`Bash: make`, `Edit
+        src/a.py`), or None when the input names none."""
+        payload = self.payload
+        tool, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
+        return doing(tool, payload.get("tool_input"), cwd)
+
     def note_refused(self, why: str) -> None:
         """Keep the tool call just refused, and why, for the next heartbeat's note: the
         timeline shows what the agent was kept from doing."""
-        payload = self.payload
-        tool_name, cwd = str(payload.get("tool_name") or ""), str(payload.get("cwd") or "")
-        tool = doing(tool_name, payload.get("tool_input"), cwd)
-        self.remember(refused=clean(f"refused {tool or 'a tool call'}: {why}", NOTE_MAX, "line"))
+        tool = self.tool_call() or "a tool call"
+        self.remember(refused=clean(f"refused {tool}: {why}", NOTE_MAX, "line"))
 
     def note_written(self) -> None:
         """Keep the path a write tool wrote, for the next heartbeat's `paths`."""

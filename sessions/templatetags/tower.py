@@ -37,9 +37,8 @@ def ago(context, moment):
 @register.simple_tag
 def hand(person, agent):
     """Whose hand: "Codex for alice", with the agent's version on hover; else "alice"."""
-    if not agent:
-        return person or ""
-    return format_html('<span title="{}">{}</span>', agent, agents.hand(person, agent))
+    said = agents.hand(person, agent)
+    return format_html('<span title="{}">{}</span>', agent, said) if agent else said
 
 
 @register.filter

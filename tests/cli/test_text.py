@@ -3,7 +3,7 @@ tower's rule (`sessions.domain.vocabulary`), so this checks the two agree, chara
 character, over the planes where every refused character lives."""
 
 import pytest
-from ct import dispatch, hook_engine
+from ct import agent_names, dispatch, hook_engine
 from ct.text import clean
 
 from sessions.domain import vocabulary
@@ -52,6 +52,10 @@ def test_the_hooks_text_limits_are_the_vocabularys(copied, field):
 
 def test_the_hooks_model_limit_is_the_vocabularys():
     assert hook_engine.MODEL_MAX == vocabulary.MODEL_MAX
+
+
+def test_the_agent_limit_is_the_vocabularys():
+    assert agent_names.AGENT_MAX == vocabulary.AGENT_MAX
 
 
 def test_the_dispatchers_notes_and_the_hooks_prompt_notes_fit_a_note():
