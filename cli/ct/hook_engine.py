@@ -1,6 +1,8 @@
 """The hook engine: what every agent's hooks share (DESIGN.md, "The agent's side"). An
-adapter per agent (`claude_code`, and later Codex, Gemini CLI, OpenCode) maps its own
-events onto handlers of a `Hook`, and says things in its own output format (`Agent`).
+adapter per agent (`claude_code`, `codex`, `gemini`) maps its own events onto handlers
+of a `Hook`, and says things in its own output format (`Agent`). The handlers speak
+Claude Code's words (its event and tool names, its tools' fields): an agent whose input
+names them otherwise gives a `translate` into them.
 
 A `Hook` is one hook call: the agent's input, the tower, and the record its session's
 hooks keep in the state folder (which tower session is theirs, the last heartbeat, the
@@ -58,6 +60,8 @@ class Agent:
     # What its session's end is called, in a person's words, by SessionEnd's reason.
     ended: dict = field(default_factory=dict)
     title: str = "the agent"  # as people call it: "Claude Code ended the session"
+    # Its hook input in Claude Code's words (event, tool and field names).
+    translate: Callable[[dict], dict] = dict
 
 
 def dispatched_session() -> str | None:
@@ -451,6 +455,9 @@ def run(agent: Agent, stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
 
 def handle(agent: Agent, payload: dict, soft_deadline: float) -> tuple[Hook | None, dict | None]:
     """The hook call `payload` asks for, and what it says to the agent."""
+    if not isinstance(payload, dict):
+        return None, None  # not any agent's hook input
+    payload = agent.translate(payload)
     event = payload.get("hook_event_name")
     handler = agent.handlers.get(event)
     if handler is None or not payload.get("session_id"):

@@ -20,6 +20,7 @@ from ct import (
     dispatch,  # noqa: F401 (its command declares itself)
     files,
     following,  # noqa: F401 (its commands declare themselves)
+    gemini,
     gitfacts,
     hook_settings,
     spooling,
@@ -318,7 +319,7 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
 
 
 # The agents whose hooks `ct hook` runs, each its adapter's `hook`.
-HOOKS = {"claude-code": claude_code.hook, "codex": codex.hook}
+HOOKS = {"claude-code": claude_code.hook, "codex": codex.hook, "gemini": gemini.hook}
 
 
 def _hook_flags(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,142 @@
+"""The real Gemini CLI (pinned in tests/agents) with `ct hook gemini`, headless against a
+stand-in for Gemini's API on loopback, in its own HOME: its session appears, the usage
+the tower holds equals what Gemini CLI itself reports, and a person's message, a close
+and a reservation under `deny` each reach the model as the refusal of its tool call,
+which then never runs."""
+
+import json
+import subprocess
+
+import pytest
+
+from sessions.domain.vocabulary import CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
+from sessions.models import Event
+from sessions.rules.append import append_event
+from tests.cli.test_claude_code import AGENTS, required
+from tests.support.ct_tools import CT, ct_env
+from tests.support.dispatching import wait_for
+from tests.support.gemini_standin import GeminiStandIn
+from tests.support.git_repo import checkout as new_checkout
+from tests.support.git_repo import commit
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GEMINI = AGENTS / "node_modules" / ".bin" / "gemini"
+HOOKED = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd")
+MODEL = "gemini-2.5-flash"
+
+
+def gemini_settings(home):
+    """Its user settings: an API key's sign-in, and `ct hook gemini` on every event."""
+    command = {"type": "command", "name": "control-tower", "command": f"{CT} hook gemini"}
+    hooks = {event: [{"matcher": "*", "hooks": [command]}] for event in HOOKED}
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": hooks}
+    folder = home / ".gemini"
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+
+
+def gemini_run(tmp_path, live_server, token, model, environment=None):
+    """Gemini CLI started headless in a checkout of acme/shop (branch fix-login):
+    (the checkout, the process)."""
+    home = tmp_path / "home"
+    gemini_settings(home)
+    env = ct_env(home, live_server.url, token, **(environment or {}))
+    env.update(
+        GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="stub", GEMINI_CLI_TRUST_WORKSPACE="true"
+    )
+    work = new_checkout(tmp_path / "shop")
+    commit(work)
+    words = [str(GEMINI), "-p", "do the work", "-o", "json", "-m", MODEL, "--approval-mode=yolo"]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "stdin": subprocess.DEVNULL}
+    return work, subprocess.Popen(words, cwd=work, env=env, text=True, **pipes)
+
+
+def finished(process):
+    """Gemini CLI's JSON answer, once it exited 0."""
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    return json.loads(out[out.index("{") :])
+
+
+def held_until(model, act):
+    """Run `act(session)` once Gemini CLI waits for its first answer, then let it go."""
+    try:
+        assert wait_for(lambda: model.requests, 60)
+        act(Event.objects.get(session__startswith="gm-", seq=1).session)
+    finally:
+        model.gate.set()
+
+
+@pytest.fixture
+def gemini():
+    required(GEMINI, "Gemini CLI")
+
+
+def shell(command):
+    return ("run_shell_command", {"command": command})
+
+
+def test_gemini_cli_reports_its_session_and_spend_through_the_hooks(
+    gemini, tmp_path, live_server, token
+):
+    with GeminiStandIn(shell("touch made_by_gemini")) as model:
+        work, process = gemini_run(tmp_path, live_server, token, model)
+        answer = finished(process)
+    session = f"gm-{answer['session_id']}"
+    start = Event.objects.get(session=session, seq=1)
+    assert (start.title, start.actor, start.agent) == ("fix-login", "alice", "gemini 0.61.0")
+    assert (work / "made_by_gemini").exists()  # nothing refused it
+    spent = answer["stats"]["models"][MODEL]["tokens"]
+    usage = Event.objects.filter(session=session, type=USAGE).latest("seq")
+    assert (usage.usage_model, usage.input_tokens, usage.cache_read_tokens) == (
+        MODEL,
+        spent["input"],
+        spent["cached"],
+    )
+    assert usage.output_tokens == spent["candidates"] + spent["thoughts"]
+
+
+def test_a_persons_message_reaches_gemini_cli_and_the_command_never_runs(
+    gemini, tmp_path, live_server, token, alice
+):
+    with GeminiStandIn(shell("touch made_by_gemini"), held=True) as model:
+        work, process = gemini_run(tmp_path, live_server, token, model)
+        said = {"note": "use the staging keys"}
+        held_until(model, lambda session: append_event(session, MESSAGE, said, user=alice))
+        finished(process)
+    assert not (work / "made_by_gemini").exists()
+    told = json.dumps(model.requests[1])
+    assert "use the staging keys" in told and "Tool execution blocked" in told
+
+
+def test_a_closed_session_fences_gemini_cli_and_the_command_never_runs(
+    gemini, tmp_path, live_server, token, alice
+):
+    with GeminiStandIn(shell("touch pushed_by_gemini"), held=True) as model:
+        work, process = gemini_run(tmp_path, live_server, token, model)
+        said = {"note": "taken over by bob"}
+        held_until(model, lambda session: append_event(session, CLOSE, said, user=alice))
+        finished(process)
+    assert not (work / "pushed_by_gemini").exists()
+    told = json.dumps(model.requests[1])
+    assert "closed by alice: taken over by bob" in told and "Tool execution blocked" in told
+
+
+def test_a_reserved_path_is_refused_to_gemini_cli_under_deny(
+    gemini, tmp_path, live_server, token, bob
+):
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
+    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    call = ("write_file", {"file_path": "src/billing/ledger.py", "content": "x = 1\n"})
+    with GeminiStandIn(call) as model:
+        deny = {"CT_RESERVATIONS": "deny"}
+        work, process = gemini_run(tmp_path, live_server, token, model, deny)
+        finished(process)
+    assert not (work / "src" / "billing" / "ledger.py").exists()
+    told = json.dumps(model.requests[1])
+    assert "reserved by bob's session bobs" in told and "Tool execution blocked" in told
