@@ -19,7 +19,7 @@ def claude_code() -> list[str]:
     """`claude -p`, with `ct`'s hooks from a settings file of the dispatcher's own: the
     repository need not have them."""
     settings = files.state_file("dispatch", "claude-code-settings")
-    block = hook_settings.settings_block(hook_settings.hook_command())
+    block = hook_settings.settings_block("claude-code", hook_settings.hook_command("claude-code"))
     files.write_private(settings, json.dumps(block))
     words = ["claude", "-p", PROMPT, "--output-format", "json", "--settings", str(settings)]
     return [*words, RESUME, *shlex.split(os.environ.get("CT_AGENT_ARGS", ""))]

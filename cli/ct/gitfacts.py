@@ -48,7 +48,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _common(folder: Path) -> Path:
+def common_folder(folder: Path) -> Path:
     """A worktree's shared git folder (refs, config), or the folder itself."""
     common = _read(folder / "commondir")
     return (folder / common).resolve() if common else folder
@@ -99,7 +99,7 @@ def checkout(start: Path) -> Checkout | None:
     if found is None:
         return None
     root, folder = found
-    common = _common(folder)
+    common = common_folder(folder)
     head = _read(folder / "HEAD") or ""
     branch = commit = None
     if head.startswith("ref: "):

@@ -1,41 +1,100 @@
-"""The hooks' block for Claude Code's settings: printed, or merged into a project's
-settings file (`ct hooks claude-code [--install [--shared]]`)."""
+"""Each agent's hook configuration (`ct hooks AGENT [--install [--shared]]`): printed, or
+merged into that agent's own settings file (DESIGN.md v5, "Every agent").
+
+| agent | yours alone | the team's (`--shared`) |
+| --- | --- | --- |
+| Claude Code | `.claude/settings.local.json` (kept out of git) | `.claude/settings.json` |
+| Codex | `$CODEX_HOME/hooks.json` (`~/.codex`) | `.codex/hooks.json` |
+| Gemini CLI | `~/.gemini/settings.json` | `.gemini/settings.json` |
+
+All three take the same shape: `{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
+"command", "command": …}]}]}}`; what differs is the events, and the fields of an entry."""
 
 import json
+import os
 import shutil
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import files
-from ct.claude_code import EVENTS
-
-# The command a team's shared settings run: `ct` from each machine's PATH.
-PORTABLE_COMMAND = "ct hook claude-code"
+from ct import claude_code, codex, files, gemini, gitfacts
 
 
-def hook_command() -> str:
-    """The command Claude Code runs: this `ct`, by its full path when it can be found."""
+@dataclass(frozen=True)
+class HookPlace:
+    """Where an agent keeps its hooks, which events `ct` takes, and what it asks before
+    it runs a hook it has not seen (said after an install)."""
+
+    events: tuple[str, ...]
+    personal: Callable[[], Path]
+    shared: str
+    trust: str
+    tool_events: tuple[str, ...] = ()  # the events whose entries match a tool (`"*"`)
+    entry: dict = field(default_factory=dict)  # more fields of each hook entry
+    ignored: bool = False  # the personal file sits in the checkout: keep it out of git
+
+
+PLACES = {
+    "claude-code": HookPlace(
+        claude_code.EVENTS,
+        lambda: Path(".claude/settings.local.json"),
+        ".claude/settings.json",
+        "Claude Code runs them at its next start.",
+        tool_events=("PreToolUse", "PostToolUse"),
+        entry={"timeout": 5},
+        ignored=True,
+    ),
+    "codex": HookPlace(
+        tuple(codex.HANDLERS),
+        lambda: Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "hooks.json",
+        ".codex/hooks.json",
+        "Codex runs a hook only once you trust it: open `codex`, then `/hooks`, and "
+        "trust each (a project's .codex/ also needs the project trusted).",
+        tool_events=tuple(codex.HANDLERS),
+    ),
+    "gemini": HookPlace(
+        tuple(gemini.EVENTS),
+        lambda: Path.home() / ".gemini" / "settings.json",
+        ".gemini/settings.json",
+        "Gemini CLI asks you to accept a project's hooks the first time it sees them, "
+        "and again whenever they change.",
+        tool_events=("BeforeTool", "AfterTool"),
+        entry={"name": "control-tower", "timeout": 5000},
+    ),
+}
+
+
+def portable_command(agent: str) -> str:
+    """The command a team's shared settings run: `ct` from each machine's PATH."""
+    return f"ct hook {agent}"
+
+
+def hook_command(agent: str) -> str:
+    """The command the agent runs: this `ct`, by its full path when it can be found."""
     found = shutil.which("ct") or (sys.argv[0] if Path(sys.argv[0]).name == "ct" else None)
-    return f"{Path(found).resolve()} hook claude-code" if found else PORTABLE_COMMAND
+    return f"{Path(found).resolve()} hook {agent}" if found else portable_command(agent)
 
 
-def settings_block(command: str) -> dict:
-    entry = {"type": "command", "command": command, "timeout": 5}
-    tool_events = ("PreToolUse", "PostToolUse")
+def settings_block(agent: str, command: str) -> dict:
+    place = PLACES[agent]
+    entry = {"type": "command", "command": command, **place.entry}
     return {
         "hooks": {
             event: [
-                {"matcher": "*", "hooks": [entry]} if event in tool_events else {"hooks": [entry]}
+                {"matcher": "*", "hooks": [entry]}
+                if event in place.tool_events
+                else {"hooks": [entry]}
             ]
-            for event in EVENTS
+            for event in place.events
         }
     }
 
 
-def install(block: dict, settings: str) -> Path:
+def install(block: dict, settings: Path) -> Path:
     """Merge `block` into the settings file, keeping what is there: a hook already
     holding the same command is not added twice."""
-    path = Path(settings)
+    path = settings
     existing = files.read_json(path) if path.exists() else {}
     if path.exists() and not existing and path.read_text().strip():
         raise ValueError(f"{path} is not a JSON object; left as it was")
@@ -49,3 +108,21 @@ def install(block: dict, settings: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(existing, indent=2) + "\n")
     return path
+
+
+def keep_out_of_git(path: Path) -> Path | None:
+    """Name `path` in its checkout's `info/exclude` (once), so that a person's own
+    settings file is never committed nor shown as untracked: the exclude file, or None
+    outside a checkout."""
+    found = gitfacts.git_folder(path.resolve().parent)
+    if found is None:
+        return None
+    root, folder = found
+    exclude = gitfacts.common_folder(folder) / "info" / "exclude"
+    line = "/" + path.resolve().relative_to(root.resolve()).as_posix()
+    text = exclude.read_text() if exclude.exists() else ""
+    if line not in text.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a") as out:
+            out.write(("" if not text or text.endswith("\n") else "\n") + line + "\n")
+    return exclude

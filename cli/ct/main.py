@@ -314,10 +314,6 @@ def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
     say(args, who, f"signed in to {tower.url} as {who['username']} (saved in {path})")
 
 
-def _agent_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("agent", choices=("claude-code",))
-
-
 # The agents whose hooks `ct hook` runs, each its adapter's `hook`.
 HOOKS = {"claude-code": claude_code.hook, "codex": codex.hook, "gemini": gemini.hook}
 
@@ -337,41 +333,48 @@ def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
     sys.exit(HOOKS[args.agent](sys.stdin, sys.stdout))
 
 
-PERSONAL_SETTINGS, SHARED_SETTINGS = ".claude/settings.local.json", ".claude/settings.json"
-
-
 def _hooks_flags(parser: argparse.ArgumentParser) -> None:
-    _agent_flags(parser)
+    parser.add_argument("agent", choices=tuple(hook_settings.PLACES))
     parser.add_argument("--install", action="store_true", help="merge them into the settings file")
     parser.add_argument(
         "--shared",
         action="store_true",
-        help=f"for the whole team: into {SHARED_SETTINGS} (the file teams commit), running "
-        "`ct` from the PATH so that it works on every teammate's machine",
+        help="for the whole team: into the project's settings (the file teams commit: "
+        "Claude Code's .claude/settings.json, Codex's .codex/hooks.json, Gemini CLI's "
+        ".gemini/settings.json), running `ct` from the PATH so that it works on every "
+        "teammate's machine",
     )
     parser.add_argument(
         "--settings",
-        help=f"the settings file --install merges into (default: {PERSONAL_SETTINGS}, "
-        f"yours alone; with --shared, {SHARED_SETTINGS})",
+        help="the settings file --install merges into (default: yours alone, e.g. "
+        ".claude/settings.local.json, ~/.codex/hooks.json, ~/.gemini/settings.json)",
     )
 
 
 @command(
     "hooks",
-    "Print (or --install) the agent's hook settings.",
+    "Print (or --install) an agent's hook settings.",
     _hooks_flags,
     shared=BARE,
     offline=True,
 )
 def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
-    command = hook_settings.PORTABLE_COMMAND if args.shared else hook_settings.hook_command()
-    block = hook_settings.settings_block(command)
+    agent = args.agent
+    shared = args.shared
+    command = hook_settings.portable_command(agent) if shared else hook_settings.hook_command(agent)
+    block = hook_settings.settings_block(agent, command)
     if not args.install:
         print(json.dumps(block, indent=2))
         return
-    settings = args.settings or (SHARED_SETTINGS if args.shared else PERSONAL_SETTINGS)
-    path = hook_settings.install(block, settings)
+    place = hook_settings.PLACES[agent]
+    default = Path(place.shared) if shared else place.personal()
+    path = hook_settings.install(block, Path(args.settings) if args.settings else default)
     print(f"Control Tower's hooks are in {path}")
+    if place.ignored and not shared and not args.settings:
+        exclude = hook_settings.keep_out_of_git(path)
+        if exclude is not None:
+            print(f"{path} is yours alone: named in {exclude}, so git leaves it out")
+    print(place.trust)
 
 
 # How long any command spends sending what the spool holds before its own request.

@@ -19,7 +19,6 @@ from tests.support.responses_standin import ResponsesStandIn
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CODEX = AGENTS / "node_modules" / ".bin" / "codex"
-HOOKED = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
 
 
 def codex_home(home, model):
@@ -30,9 +29,9 @@ def codex_home(home, model):
         f'[model_providers.stub]\nname = "stub"\nbase_url = "{model.url}"\n'
         'wire_api = "responses"\nenv_key = "STUB_KEY"\n'
     )
-    command = {"type": "command", "command": f"{CT} hook codex"}
-    hooks = {event: [{"matcher": "*", "hooks": [command]}] for event in HOOKED}
-    (folder / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    words = [CT, "hooks", "codex", "--install"]
+    env = ct_env(home, None, None, CODEX_HOME=str(folder))
+    subprocess.run(words, env=env, check=True, capture_output=True)
     return folder
 
 

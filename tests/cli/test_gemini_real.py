@@ -22,18 +22,18 @@ from tests.support.git_repo import commit
 pytestmark = pytest.mark.django_db(transaction=True)
 
 GEMINI = AGENTS / "node_modules" / ".bin" / "gemini"
-HOOKED = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd")
 MODEL = "gemini-2.5-flash"
 
 
 def gemini_settings(home):
-    """Its user settings: an API key's sign-in, and `ct hook gemini` on every event."""
-    command = {"type": "command", "name": "control-tower", "command": f"{CT} hook gemini"}
-    hooks = {event: [{"matcher": "*", "hooks": [command]}] for event in HOOKED}
-    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": hooks}
+    """Its user settings: an API key's sign-in, and the hooks `ct hooks gemini --install`
+    adds to them."""
     folder = home / ".gemini"
     folder.mkdir(parents=True)
-    (folder / "settings.json").write_text(json.dumps(settings))
+    sign_in = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (folder / "settings.json").write_text(json.dumps(sign_in))
+    words = [CT, "hooks", "gemini", "--install"]
+    subprocess.run(words, env=ct_env(home, None, None), check=True, capture_output=True)
 
 
 def gemini_run(tmp_path, live_server, token, model, environment=None):
