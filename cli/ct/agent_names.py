@@ -25,10 +25,11 @@ PACKAGES = {
     "opencode": ("opencode-ai", "opencode"),
 }
 _ANCESTORS, _FOLDERS_UP = 8, 6
-# A native build's package repeats the program's name with its platform after the version
-# (Codex's `@openai/codex-linux-x64` says "0.169.0-linux-x64"): the program's version is
-# the part before.
-_PLATFORM_SUFFIX = re.compile(r"-(linux|darwin|win32)-[a-z0-9]+$")
+# A native build's package names its platform after the program's name, and sometimes after
+# the version too (Codex's `@openai/codex-linux-x64` says "0.169.0-linux-x64"; OpenCode's
+# `opencode-linux-x64` and `opencode-linux-x64-baseline`): the part before is the
+# program's.
+_PLATFORM_SUFFIX = re.compile(r"-(linux|darwin|win32|windows)-[a-z0-9]+(-baseline|-musl)*$")
 
 
 def given() -> str | None:
@@ -58,7 +59,7 @@ def version_of(program: str) -> str | None:
         return None
     package, command = PACKAGES[program]
     for script in (*_ancestor_scripts(), _on_path(command)):
-        if script is not None and (version := _package_version(script, package)):
+        if script is not None and (version := _package_version(script, package, command)):
             return version
     return None
 
@@ -84,8 +85,9 @@ def _on_path(command: str) -> Path | None:
     return Path(found) if found else None
 
 
-def _package_version(script: Path, package: str) -> str | None:
-    """The version in the nearest `package.json` named `package` above `script`."""
+def _package_version(script: Path, package: str, command: str) -> str | None:
+    """The version in the nearest `package.json` above `script` of `package`, or of a native
+    build of it (OpenCode's `opencode-linux-x64`, Codex's `@openai/codex-linux-x64`)."""
     try:
         folder = script.resolve().parent
     except OSError:
@@ -95,7 +97,10 @@ def _package_version(script: Path, package: str) -> str | None:
             meta = json.loads((candidate / "package.json").read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(meta, dict) and meta.get("name") == package:
+        name = (
+            _PLATFORM_SUFFIX.sub("", str(meta.get("name") or "")) if isinstance(meta, dict) else ""
+        )
+        if name in (package, command):
             version = _PLATFORM_SUFFIX.sub("", str(meta.get("version") or ""))
             return clean(version, 40, "line")
     return None

@@ -110,6 +110,20 @@ def state_file(folder: str, name: str) -> Path:
     return state_home() / folder / f"{_safe(name)}.json"
 
 
+def state_lines(folder: str, name: str) -> Path:
+    """The state file of `name` in `folder` that is written a line at a time."""
+    return state_home() / folder / f"{_safe(name)}.jsonl"
+
+
+def append_line(path: Path, line: str) -> None:
+    """Add `line` to the file at `path` (readable by its user only) in one write, so
+    that the lines of racing writers never interleave."""
+    private_folder(path.parent)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(line.encode() + b"\n")
+
+
 def stream_state_path(session: str) -> Path:
     """What `ct` last learnt of a session: its seq, status and last event's position."""
     return state_file("sessions", session)

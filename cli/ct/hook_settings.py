@@ -6,19 +6,23 @@ merged into that agent's own settings file (DESIGN.md v5, "Every agent").
 | Claude Code | `.claude/settings.local.json` (kept out of git) | `.claude/settings.json` |
 | Codex | `$CODEX_HOME/hooks.json` (`~/.codex`) | `.codex/hooks.json` |
 | Gemini CLI | `~/.gemini/settings.json` | `.gemini/settings.json` |
+| OpenCode | `~/.config/opencode/plugins/control-tower.js` | `.opencode/plugins/control-tower.js` |
 
-All three take the same shape: `{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
-"command", "command": …}]}]}}`; what differs is the events, and the fields of an entry."""
+The first three take the same shape: `{"hooks": {EVENT: [{"matcher": …, "hooks":
+[{"type": "command", "command": …}]}]}}`; what differs is the events, and the fields of
+an entry. OpenCode's is a plugin of `ct`'s own (`ct.opencode_plugin`): the file is `ct`'s,
+written whole."""
 
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import claude_code, codex, files, gemini, gitfacts
+from ct import claude_code, codex, files, gemini, gitfacts, opencode, opencode_plugin
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class HookPlace:
     tool_events: tuple[str, ...] = ()  # the events whose entries match a tool (`"*"`)
     entry: dict = field(default_factory=dict)  # more fields of each hook entry
     ignored: bool = False  # the personal file sits in the checkout: keep it out of git
+    plugin: bool = False  # the file is a plugin of `ct`'s own, not settings to merge
 
 
 PLACES = {
@@ -62,18 +67,45 @@ PLACES = {
         tool_events=("BeforeTool", "AfterTool"),
         entry={"name": "control-tower", "timeout": 5000},
     ),
+    "opencode": HookPlace(
+        tuple(opencode.EVENTS),
+        lambda: files.config_home().parent / "opencode" / "plugins" / "control-tower.js",
+        ".opencode/plugins/control-tower.js",
+        "OpenCode loads the plugin at its next start, as it is: it asks nothing.",
+        plugin=True,
+    ),
 }
 
 
-def portable_command(agent: str) -> str:
-    """The command a team's shared settings run: `ct` from each machine's PATH."""
-    return f"ct hook {agent}"
-
-
-def hook_command(agent: str) -> str:
-    """The command the agent runs: this `ct`, by its full path when it can be found."""
+def hook_words(agent: str, shared: bool = False) -> list[str]:
+    """The command the agent runs: this `ct`, by its full path when it can be found; for
+    a team's shared settings (`shared`), `ct` from each machine's PATH."""
     found = shutil.which("ct") or (sys.argv[0] if Path(sys.argv[0]).name == "ct" else None)
-    return f"{Path(found).resolve()} hook {agent}" if found else portable_command(agent)
+    ct = str(Path(found).resolve()) if found and not shared else "ct"
+    return [ct, "hook", agent]
+
+
+def hook_command(agent: str, shared: bool = False) -> str:
+    """`hook_words` as a shell runs them."""
+    return shlex.join(hook_words(agent, shared))
+
+
+def rendered(agent: str, shared: bool) -> str:
+    """What `ct hooks AGENT` prints: the settings block, or the plugin."""
+    if PLACES[agent].plugin:
+        return opencode_plugin.source(hook_words(agent, shared))
+    return json.dumps(settings_block(agent, hook_command(agent, shared)), indent=2)
+
+
+def install_for(agent: str, shared: bool, settings: Path | None) -> Path:
+    """Install `agent`'s hooks (in `settings`, else its own place); the file written."""
+    place = PLACES[agent]
+    path = settings or (Path(place.shared) if shared else place.personal())
+    if place.plugin:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rendered(agent, shared))
+        return path
+    return install(settings_block(agent, hook_command(agent, shared)), path)
 
 
 def settings_block(agent: str, command: str) -> dict:

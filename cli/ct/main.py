@@ -7,7 +7,6 @@ reading one prints what the tower derives. One line for a person, or the API's J
 
 import argparse
 import getpass
-import json
 import os
 import sys
 import time
@@ -23,6 +22,7 @@ from ct import (
     gemini,
     gitfacts,
     hook_settings,
+    opencode,
     spooling,
 )
 from ct.client import (
@@ -315,7 +315,12 @@ def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
 
 
 # The agents whose hooks `ct hook` runs, each its adapter's `hook`.
-HOOKS = {"claude-code": claude_code.hook, "codex": codex.hook, "gemini": gemini.hook}
+HOOKS = {
+    "claude-code": claude_code.hook,
+    "codex": codex.hook,
+    "gemini": gemini.hook,
+    "opencode": opencode.hook,
+}
 
 
 def _hook_flags(parser: argparse.ArgumentParser) -> None:
@@ -341,8 +346,8 @@ def _hooks_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="for the whole team: into the project's settings (the file teams commit: "
         "Claude Code's .claude/settings.json, Codex's .codex/hooks.json, Gemini CLI's "
-        ".gemini/settings.json), running `ct` from the PATH so that it works on every "
-        "teammate's machine",
+        ".gemini/settings.json, OpenCode's .opencode/plugins/), running `ct` from the PATH "
+        "so that it works on every teammate's machine",
     )
     parser.add_argument(
         "--settings",
@@ -359,18 +364,15 @@ def _hooks_flags(parser: argparse.ArgumentParser) -> None:
     offline=True,
 )
 def cmd_hooks(args: argparse.Namespace, _: Tower | None) -> None:
-    agent = args.agent
-    shared = args.shared
-    command = hook_settings.portable_command(agent) if shared else hook_settings.hook_command(agent)
-    block = hook_settings.settings_block(agent, command)
+    agent, shared = args.agent, args.shared
     if not args.install:
-        print(json.dumps(block, indent=2))
+        print(hook_settings.rendered(agent, shared))
         return
-    place = hook_settings.PLACES[agent]
-    default = Path(place.shared) if shared else place.personal()
-    path = hook_settings.install(block, Path(args.settings) if args.settings else default)
+    settings = Path(args.settings) if args.settings else None
+    path = hook_settings.install_for(agent, shared, settings)
     print(f"Control Tower's hooks are in {path}")
-    if place.ignored and not shared and not args.settings:
+    place = hook_settings.PLACES[agent]
+    if place.ignored and not shared and settings is None:
         exclude = hook_settings.keep_out_of_git(path)
         if exclude is not None:
             print(f"{path} is yours alone: named in {exclude}, so git leaves it out")

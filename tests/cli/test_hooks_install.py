@@ -4,6 +4,7 @@ trusts them. (That the real Codex and Gemini CLI run what is written here is
 `test_codex_real` and `test_gemini_real`, which install their hooks this way.)"""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -101,3 +102,18 @@ def test_gemini_shared_hooks_go_into_the_project_with_ct_from_the_path(home, sho
     install(home, shop, "gemini", "--shared")
     found = commands(shop / ".gemini" / "settings.json")
     assert {command for listed in found.values() for command in listed} == {"ct hook gemini"}
+
+
+def test_opencodes_plugin_goes_into_its_config_folder_running_this_ct(home, shop):
+    said = install(home, shop, "opencode")
+    plugin = (home / "config" / "opencode" / "plugins" / "control-tower.js").read_text()
+    assert f'const COMMAND = ["{os.path.realpath(CT)}", "hook", "opencode"];' in plugin
+    assert "asks nothing" in said
+    install(home, shop, "opencode")  # again: the same file, rewritten whole
+    assert (home / "config" / "opencode" / "plugins" / "control-tower.js").read_text() == plugin
+
+
+def test_opencodes_shared_plugin_goes_into_the_project_with_ct_from_the_path(home, shop):
+    install(home, shop, "opencode", "--shared")
+    plugin = (shop / ".opencode" / "plugins" / "control-tower.js").read_text()
+    assert 'const COMMAND = ["ct", "hook", "opencode"];' in plugin

@@ -1,6 +1,8 @@
 """A model API's stand-in on loopback that answers every POST with server-sent events,
 so that a real agent runs headless in a test with no network. A subclass says what each
-answer is (`answer`: by its number, from 1). It keeps every request body it was sent. Its
+answer of the agent's main loop is (`answer`: by its number, from 1), and may tell the
+loop's requests from others (`in_loop`; a title, say), which get `aside`. It keeps every
+request body of the loop. Its
 first answer waits until the test lets it go (`gate`, open unless `held`), so that a test
 can act mid-session."""
 
@@ -25,12 +27,18 @@ class SseStandIn:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if not stand_in.in_loop(body):
+                    self.send(stand_in.aside(body))
+                    return
                 with stand_in._lock:
                     stand_in.requests.append(body)
                     number = len(stand_in.requests)
                 if number == 1:
                     stand_in.gate.wait(60)
-                data = stand_in.answer(number).encode()
+                self.send(stand_in.answer(number))
+
+            def send(self, answer: str) -> None:
+                data = answer.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(data)))
@@ -44,6 +52,12 @@ class SseStandIn:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
 
     def answer(self, number: int) -> str:
+        raise NotImplementedError
+
+    def in_loop(self, body: dict) -> bool:
+        return True
+
+    def aside(self, body: dict) -> str:
         raise NotImplementedError
 
     def __enter__(self):
