@@ -8,11 +8,11 @@ run (its process ended? its session closed by someone else? past its time? a hea
 due?), then claims while a slot is free. Nothing of a run outlives its session: its
 process group is ended and its worktree removed (the branch kept).
 
-With no command, `--agent claude-code` runs Claude Code headless with `ct`'s hooks from a
-settings file of the dispatcher's own; its hooks adopt the claimed session
-(`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a person's answer.
-Idle, it waits on the plan's feed (a long poll) and claims again as soon as the plan
-moves. Not yet built (issue 54): the other agents."""
+With no command, `--agent claude-code|codex|gemini|opencode` runs that agent headless
+with `ct`'s hooks given by the dispatcher (`ct.agent_commands`); its hooks adopt the
+claimed session (`CT_DISPATCHED`). A run that ends blocked is parked, and resumed with a
+person's answer. Idle, it waits on the plan's feed (a long poll) and claims again as soon
+as the plan moves."""
 
 import argparse
 import contextlib
@@ -26,8 +26,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ct import agent_names, files, gitfacts, processes, workspace
-from ct.agent_commands import AGENTS, RESUME, filled, resume_words
+from ct import agent_names, files, gitfacts, processes, run_logs, workspace
+from ct.agent_commands import AGENTS, RESUME, Headless, filled, given_command
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
 from ct.plan_feed import Interrupted, PlanFeed
@@ -66,11 +66,11 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     trailing=True,
 )
 def cmd_dispatch(args: argparse.Namespace, tower: Tower) -> None:
-    agent = args.trailing or AGENTS[args.agent]()
-    if not agent:
+    agent = given_command(args.trailing) if args.trailing else AGENTS[args.agent]()
+    if not agent.words:
         raise Failed("give the agent's command after --: ct dispatch PLAN -- COMMAND …", USAGE)
-    if shutil.which(agent[0]) is None:
-        raise Failed(f"{agent[0]} is not on PATH: install it, or give -- COMMAND", USAGE)
+    if shutil.which(agent.words[0]) is None:
+        raise Failed(f"{agent.words[0]} is not on PATH: install it, or give -- COMMAND", USAGE)
     if not 1 <= args.agents <= 64:
         raise Failed("--agents must be from 1 to 64", USAGE)
     if not args.run_timeout > 0:
@@ -104,11 +104,11 @@ class Run:
 
 
 class Dispatcher:
-    def __init__(self, tower: Tower, args, agent: list[str], repo: Path, base: str, plan: dict):
+    def __init__(self, tower: Tower, args, agent: Headless, repo: Path, base: str, plan: dict):
         self.tower, self.args, self.agent, self.repo, self.base = tower, args, agent, repo, base
         self.plan = plan
         # Named in the first heartbeat's note, which the plan page reads back.
-        self.agent_name = Path(agent[0]).name if args.trailing else args.agent
+        self.agent_name = Path(agent.words[0]).name if args.trailing else args.agent
         # What its events say wrote them: the program and version (DESIGN v5), also
         # given to the agent as CT_AGENT, so that its hooks and its `ct` say the same.
         self.agent_label = agent_names.label(self.agent_name)
@@ -201,8 +201,8 @@ class Dispatcher:
             files.write_private(given, text)
         else:
             text = workspace.answered(given.read_text(), answer)
-            conversation = resume_words(home / f"{claimed['id']}.log")
-            if RESUME in self.agent and conversation is not None:
+            conversation = self.agent.resume(home / f"{claimed['id']}.log")
+            if RESUME in self.agent.words and conversation is not None:
                 text, resume = answer, conversation
         brief = home / f"{claimed['id']}.input"  # this run's prompt: stdin, $CT_BRIEF_FILE
         files.write_private(brief, text)
@@ -215,9 +215,10 @@ class Dispatcher:
             "CT_AGENT": self.agent_label,
             "CT_BRIEF_FILE": str(brief),
             "PWD": str(space.folder),
+            **self.agent.env,
         }
         log = home / f"{claimed['id']}.log"
-        words = filled(self.agent, text, resume)
+        words = filled(self.agent.words, text, resume)
         with brief.open("rb") as stdin, log.open("ab") as out:
             process = subprocess.Popen(
                 words,
@@ -300,11 +301,11 @@ class Dispatcher:
         elif code == 0:
             self.report_work(run)
             self.push(run)
-            said = clean(workspace.final_answer(run.log), NOTE_MAX, "line") or "agent finished"
+            said = clean(self.agent.answer(run.log), NOTE_MAX, "line") or "agent finished"
             self.close(run.session, "done", said)
         else:
             self.report_work(run)
-            said = clean(workspace.last_line(run.log), NOTE_MAX, "line") or "no output"
+            said = clean(run_logs.last_line(run.log), NOTE_MAX, "line") or "no output"
             self.close(run.session, "failed", f"{processes.ending(code)}: {said}"[:NOTE_MAX])
         self.forget(run)
 

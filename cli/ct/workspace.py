@@ -5,7 +5,6 @@ Each worktree lives in the state folder, so a dispatcher's leftovers are found a
 The standard library only, and git through its command line: nothing here runs longer
 than git does."""
 
-import json
 import re
 import shutil
 import subprocess
@@ -166,34 +165,3 @@ def keep_tail(log: Path) -> None:
             log.write_bytes(tail)
     except OSError:
         pass
-
-
-def final_result(log: Path) -> dict:
-    """A headless agent's JSON result (`--output-format json`: its answer, its session's
-    id), when its output's last line is one; else empty."""
-    try:
-        found = json.loads(last_line(log, 1_000_000))
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def final_answer(log: Path, limit: int = 200) -> str:
-    """What the agent said last: the first line of its JSON result's `result`, else its
-    output's last line; at most `limit` characters."""
-    result = final_result(log).get("result")
-    if isinstance(result, str) and result.strip():
-        return result.strip().splitlines()[0][:limit]
-    return last_line(log, limit)
-
-
-def last_line(log: Path, limit: int = 200) -> str:
-    """The log's last line with something on it, cut to `limit` characters."""
-    try:
-        with log.open("rb") as source:
-            source.seek(max(0, log.stat().st_size - 65536))
-            text = source.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    found = [line.strip() for line in text.splitlines() if line.strip()]
-    return found[-1][:limit] if found else ""
