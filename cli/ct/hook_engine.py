@@ -364,22 +364,20 @@ class Hook:
         )
 
     def check_space(self) -> dict | None:
-        """Before a write: who else holds the path (from a copy of the repo's
+        """Before a write: who else holds the paths it writes (from a copy of the repo's
         reservations at most 15 s old). With `CT_RESERVATIONS=deny` the write is refused
         with that sentence; by default (`warn`) it runs and the agent is told."""
-        target = space.written_path(self.payload, self.checkout)
-        if target is None:
-            return None
-        repo, path = target
-        items = space.reservations(self.tower, repo, self.left())
-        others = space.holders(items or [], path, self.session, self.deadline)
-        if not others:
-            return None  # none, or not found out in time: the write goes through
-        said = space.held_sentence(path, others)
-        if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
-            self.note_refused(space.holders_phrase(others))
-            return self.say(f"{said} Leave this file to them, or message them.", deny=True)
-        return self.say(f"{said} Mind their work: message them before changing it much.")
+        for repo, path in space.written_paths(self.payload, self.checkout):
+            items = space.reservations(self.tower, repo, self.left())
+            others = space.holders(items or [], path, self.session, self.deadline)
+            if not others:
+                continue  # none, or not found out in time: the write goes through
+            said = space.held_sentence(path, others)
+            if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
+                self.note_refused(space.holders_phrase(others))
+                return self.say(f"{said} Leave this file to them, or message them.", deny=True)
+            return self.say(f"{said} Mind their work: message them before changing it much.")
+        return None
 
     def tool_call(self) -> str | None:
         """The tool call this hook is about, as a card says it (`Bash: make`, `Edit
@@ -395,11 +393,11 @@ class Hook:
         self.remember(refused=clean(f"refused {tool}: {why}", NOTE_MAX, "line"))
 
     def note_written(self) -> None:
-        """Keep the path a write tool wrote, for the next heartbeat's `paths`."""
-        target = space.written_path(self.payload, self.checkout)
-        if target is not None:
-            written = [p for p in self.record.written if p != target[1]]
-            self.remember(written=[*written, target[1]][-space.PATHS_MAX :])
+        """Keep the paths a write tool wrote, for the next heartbeat's `paths`."""
+        paths = [path for _, path in space.written_paths(self.payload, self.checkout)]
+        if paths:
+            written = [p for p in self.record.written if p not in paths]
+            self.remember(written=[*written, *paths][-space.PATHS_MAX :])
 
     def say(self, text: str, deny: bool = False) -> dict:
         """The hook's output passing `text` to the agent (refusing its tool call with it,

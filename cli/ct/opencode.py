@@ -39,7 +39,7 @@ EVENTS = {
     "step.finish": "StepFinish",
 }
 # OpenCode's tools, by the Claude Code tool of the same meaning.
-TOOLS = {"bash": "Bash", "write": "Write", "edit": "Edit", "read": "Read"}
+TOOLS = {"bash": "Bash", "write": "Write", "edit": "Edit", "read": "Read", "patch": "apply_patch"}
 KEPT_STEPS = 256
 
 

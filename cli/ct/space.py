@@ -23,30 +23,66 @@ WRITE_TOOLS = {
     "MultiEdit": "file_path",
     "NotebookEdit": "notebook_path",
 }
+# The tools that write by a patch in the `apply_patch` format (Codex's, and OpenCode's),
+# and the fields of their input that may hold it: Codex 0.169 sends `{"command": PATCH}`.
+PATCH_TOOLS = {"apply_patch": ("command", "input", "patchText", "patch")}
+# The lines of such a patch naming a file it adds, updates, deletes or moves one to.
+_PATCH_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 
 
 # Where a write lands ------------------------------------------------------------------
 
 
-def written_path(payload: dict, checkout: gitfacts.Checkout | None) -> tuple[str, str] | None:
-    """(repo, path relative to the repository's root) of the file a write tool names in
-    the `checkout` it ran in, symlinks resolved; None for another tool, no checkout or one
-    with no `owner/name` origin, or a path outside the repository."""
-    field = WRITE_TOOLS.get(str(payload.get("tool_name") or ""))
-    given = (payload.get("tool_input") or {}).get(field) if field else None
-    if not isinstance(given, str) or not given:
-        return None
-    if checkout is None or checkout.facts.repo is None:
-        return None
+def named_files(payload: dict) -> list[str]:
+    """The files a write tool's input names, as given (absolute, or relative to `cwd`):
+    one for a write or an edit, every file a patch touches for `apply_patch`."""
+    tool = str(payload.get("tool_name") or "")
+    given = payload.get("tool_input")
+    given = given if isinstance(given, dict) else {}
+    if tool in WRITE_TOOLS:
+        found = given.get(WRITE_TOOLS[tool])
+        return [found] if isinstance(found, str) and found else []
+    for field in PATCH_TOOLS.get(tool, ()):
+        if isinstance(given.get(field), str):
+            return patched_files(given[field])
+    return []
+
+
+def patched_files(patch: str) -> list[str]:
+    """Every file an `apply_patch` patch adds, updates, deletes or moves one to, once
+    each, in order (at most `PATHS_MAX`)."""
+    found: list[str] = []
+    for line in patch.splitlines():
+        header = next((h for h in _PATCH_HEADERS if line.startswith(h)), None)
+        name = line[len(header) :].strip() if header else ""
+        if name and name not in found:
+            found.append(name)
+            if len(found) == PATHS_MAX:
+                break
+    return found
+
+
+def written_paths(payload: dict, checkout: gitfacts.Checkout | None) -> list[tuple[str, str]]:
+    """(repo, path relative to the repository's root) of each file a write tool names in
+    the `checkout` it ran in, symlinks resolved; none for another tool, no checkout or one
+    with no `owner/name` origin, and none for a path outside the repository."""
+    named = named_files(payload)
+    if not named or checkout is None or checkout.facts.repo is None:
+        return []
     cwd = Path(str(payload.get("cwd") or "."))
     try:
         root = checkout.root.resolve()
-        target = (cwd / given).resolve()
-        relative = target.relative_to(root)
-    except (OSError, ValueError, RuntimeError):
-        return None  # outside the repository (or a symlink loop): never reserved
-    text = relative.as_posix()
-    return (checkout.facts.repo, text) if text not in ("", ".") and len(text) <= PATH_MAX else None
+    except (OSError, RuntimeError):
+        return []
+    found = []
+    for given in named:
+        try:
+            text = (cwd / given).resolve().relative_to(root).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            continue  # outside the repository (or a symlink loop): never reserved
+        if text not in ("", ".") and len(text) <= PATH_MAX:
+            found.append((checkout.facts.repo, text))
+    return found
 
 
 # The copy of a repository's reservations ------------------------------------------------

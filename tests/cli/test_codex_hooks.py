@@ -8,10 +8,12 @@ import json
 
 import pytest
 
-from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, START, USAGE
+from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.support.ct_tools import run_ct
+from tests.support.git_repo import checkout as new_checkout
+from tests.support.git_repo import commit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -129,3 +131,29 @@ def test_the_spend_is_read_from_the_rollout_file(codex, rollout):
 def test_input_that_is_not_codexs_lets_it_go_on_and_writes_nothing(codex, stdin):
     assert codex("PreToolUse", stdin=stdin) is None
     assert types() == []
+
+
+# Codex 0.169's apply_patch, as its PreToolUse hook sends it (captured from the real one).
+PATCH = (
+    "*** Begin Patch\n*** Add File: src/billing/ledger.py\n+x = 1\n"
+    "*** Update File: README.md\n*** Move to: docs/README.md\n@@\n-a\n+b\n*** End Patch\n"
+)
+
+
+def test_an_apply_patch_touching_a_reserved_file_is_refused_under_deny(env, tmp_path, bob):
+    shop = new_checkout(tmp_path / "shop")
+    commit(shop)
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
+    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    base = {"session_id": CODEX_SID, "cwd": str(shop), "transcript_path": str(tmp_path / "r")}
+    deny = {**env, "CT_RESERVATIONS": "deny"}
+    run_ct(deny, "hook", "codex", stdin=json.dumps({**base, "hook_event_name": "SessionStart"}))
+    patch = {"tool_name": "apply_patch", "tool_input": {"command": PATCH}}
+    given = json.dumps({**base, "hook_event_name": "PreToolUse", **patch})
+    said = json.loads(run_ct(deny, "hook", "codex", stdin=given).stdout)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "deny"
+    assert (
+        "src/billing/ledger.py is reserved by bob's session bobs"
+        in said["permissionDecisionReason"]
+    )
