@@ -24,6 +24,13 @@ PACKAGES = {
     "gemini": ("@google/gemini-cli", "gemini"),
     "opencode": ("opencode-ai", "opencode"),
 }
+# What people call each program (the tower's `domain.agents.PROGRAM_NAMES`, tested alike).
+PROGRAM_NAMES = {
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "OpenCode",
+}
 _ANCESTORS, _FOLDERS_UP = 8, 6
 # A native build's package names its platform after the program's name, and sometimes after
 # the version too (Codex's `@openai/codex-linux-x64` says "0.169.0-linux-x64"; OpenCode's
@@ -104,3 +111,9 @@ def _package_version(script: Path, package: str, command: str) -> str | None:
             version = _PLATFORM_SUFFIX.sub("", str(meta.get("version") or ""))
             return clean(version, 40, "line")
     return None
+
+
+def program_name(agent: str) -> str:
+    """What people call the program of an `agent` value ("codex 0.169.0" → "Codex")."""
+    program = agent.split()[0] if agent.split() else agent
+    return PROGRAM_NAMES.get(program, program)

@@ -26,7 +26,7 @@ import io
 import os
 from pathlib import Path
 
-from ct import files, hook_engine, spooling
+from ct import agent_names, files, hook_engine, spooling
 from ct.client import Refused, Unreachable
 from ct.hook_engine import PROMPT_NOTE_MAX, REASON_MAX, Hook, cleaned, first_session_id, title_of
 from ct.hooklog import log
@@ -218,7 +218,13 @@ HANDLERS = {
 
 
 AGENT = hook_engine.Agent(
-    "claude-code", "cc", "SessionStart", say, HANDLERS, ended=ENDED, title="Claude Code"
+    "claude-code",
+    "cc",
+    "SessionStart",
+    say,
+    HANDLERS,
+    ended=ENDED,
+    title=agent_names.PROGRAM_NAMES["claude-code"],
 )
 
 

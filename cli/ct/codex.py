@@ -13,7 +13,7 @@ model as `additionalContext`. So its events are Claude Code's handlers, but for 
 
 import io
 
-from ct import claude_code, codex_rollout, hook_engine
+from ct import agent_names, claude_code, codex_rollout, hook_engine
 from ct.hook_engine import Hook
 
 
@@ -35,7 +35,7 @@ AGENT = hook_engine.Agent(
     claude_code.say,
     HANDLERS,
     count_usage=codex_rollout.count_line,
-    title="Codex",
+    title=agent_names.PROGRAM_NAMES["codex"],
 )
 
 

@@ -24,7 +24,7 @@ sessions are `gm-…`."""
 import io
 import re
 
-from ct import claude_code, gemini_chat, hook_engine
+from ct import agent_names, claude_code, gemini_chat, hook_engine
 
 # Gemini CLI's events, by the Claude Code event of the same meaning.
 EVENTS = {
@@ -78,7 +78,7 @@ AGENT = hook_engine.Agent(
         "logout": "the person logged out of Gemini CLI",
         "prompt_input_exit": "the person left Gemini CLI",
     },
-    title="Gemini CLI",
+    title=agent_names.PROGRAM_NAMES["gemini"],
     translate=translate,
 )
 

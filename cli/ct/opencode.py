@@ -24,7 +24,7 @@ import io
 import json
 from pathlib import Path
 
-from ct import claude_code, files, hook_engine
+from ct import agent_names, claude_code, files, hook_engine
 from ct.hook_engine import Hook
 from ct.transcript import whole
 
@@ -121,7 +121,7 @@ AGENT = hook_engine.Agent(
     say,
     HANDLERS,
     count_usage=count_line,
-    title="OpenCode",
+    title=agent_names.PROGRAM_NAMES["opencode"],
     translate=translate,
 )
 

@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from ct import files, gitfacts
+from ct import agent_names, files, gitfacts
 from ct.client import Refused, Tower, Unreachable
 from ct.globs import matches
 
@@ -124,13 +124,20 @@ def holders(
 
 
 def holders_phrase(holders_found: list[dict]) -> str:
-    """Who holds a path, and what their node is: "reserved by bob's session s-9 (node
-    billing of plan rel)"."""
+    """Who holds a path, and what their node is: "reserved by bob's session s-9 (Codex,
+    node billing of plan rel)"."""
     who = "; ".join(
-        f"{item['owner']}'s session {item['session']} (node {item['node']} of plan {item['plan']})"
+        f"{item['owner']}'s session {item['session']} ({_by_agent(item)}node {item['node']} "
+        f"of plan {item['plan']})"
         for item in holders_found
     )
     return f"reserved by {who}"
+
+
+def _by_agent(item: dict) -> str:
+    """Which agent holds it, when one started the session: "Codex, "."""
+    agent = item.get("agent")
+    return f"{agent_names.program_name(agent)}, " if isinstance(agent, str) and agent else ""
 
 
 def held_sentence(path: str, holders_found: list[dict]) -> str:

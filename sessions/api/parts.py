@@ -101,6 +101,9 @@ class Reservation(Schema):
     session: str = Field(description="The session running the node.")
     owner: str
     paths: list[str] = Field(description="The node's path patterns, relative to the repo.")
+    agent: str | None = Field(
+        None, description="The agent that started the session (its program and version)."
+    )
 
 
 class Reservations(Schema):

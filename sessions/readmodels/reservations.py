@@ -19,6 +19,7 @@ class Reservation(NamedTuple):
     session: str
     owner: str
     paths: tuple[str, ...]
+    agent: str | None  # the agent that started the session, if one did (v5)
 
 
 def reservations(
@@ -60,7 +61,9 @@ def reservations(
             if not sessions or _lapsed(sessions, liveness, lease, now):
                 continue
             latest = max(sessions, key=lambda s: (s.opened_at, s.session))
-            found.append(Reservation(plan_id, key, latest.session, latest.owner, node.paths))
+            found.append(
+                Reservation(plan_id, key, latest.session, latest.owner, node.paths, latest.agent)
+            )
     return found
 
 

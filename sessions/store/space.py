@@ -41,10 +41,11 @@ class Unclosed(NamedTuple):
     node: str
     owner: str
     opened_at: datetime
+    agent: str | None  # which agent started it (v5), if one did
 
 
 _UNCLOSED = (
-    f"SELECT s.plan, s.session, s.node, s.actor, s.timestamp FROM {TABLE} s"
+    f"SELECT s.plan, s.session, s.node, s.actor, s.timestamp, s.agent FROM {TABLE} s"
     f" WHERE s.type = '{vocabulary.START}' AND {{plan_is_one_of}} AND NOT EXISTS"
     f" (SELECT 1 FROM {TABLE} c WHERE c.session = s.session AND c.type = '{vocabulary.CLOSE}')"
 )
@@ -52,13 +53,13 @@ _UNCLOSED = (
 
 def unclosed_on(plans: Sequence[str]) -> list[Unclosed]:
     """The unclosed sessions on the nodes of `plans` (by the index of the plans'
-    starts), with their owners."""
+    starts), with their owners and agents."""
     if not plans:
         return []
     sql = _UNCLOSED.format(plan_is_one_of=one_of("s.plan"))
     with connection.cursor() as cursor:
         cursor.execute(sql, [ids_param(plans)])
-        return [Unclosed(*row[:4], aware_utc(row[4])) for row in cursor.fetchall()]
+        return [Unclosed(*row[:4], aware_utc(row[4]), row[5]) for row in cursor.fetchall()]
 
 
 # A session's touched paths, newest report first (by its index of events by type).

@@ -55,8 +55,16 @@ def test_a_running_node_holds_its_paths_in_its_plans_repo(api, alice_token):
             "session": "s1",
             "owner": "alice",
             "paths": ["src/billing", "docs/billing.md"],
+            "agent": None,
         }
     ]
+
+
+def test_a_reservation_says_which_agent_started_its_session(api, alice_token):
+    make_plan(api, alice_token)
+    body = {"plan": "p", "node": "billing", "id": "s1", "agent": "gemini 0.61.0"}
+    assert api("POST", "/api/sessions", body, token=alice_token).status == 201
+    assert [item["agent"] for item in reserved(api, alice_token)] == ["gemini 0.61.0"]
 
 
 def test_the_repo_is_compared_case_insensitively(api, alice_token):

@@ -163,3 +163,17 @@ def test_ct_reservations_lists_who_holds_what_in_this_checkouts_repo(env, shop, 
     assert done.stdout.strip() == "p/billing (bobs, bob): src/billing"
     asked = run_ct(env, "reservations", "--repo", "acme/shop", "--path", "docs/x.md")
     assert asked.stdout.strip() == "nothing reserved in acme/shop"
+
+
+def test_a_refusal_names_the_agent_that_holds_the_path(env, shop, bob):
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
+    body = {"plan": "p", "node": "billing", "agent": "codex 0.169.0"}
+    append_event("bobs", START, body, user=bob)
+    hook(env, shop, "SessionStart")
+    deny = {"CT_RESERVATIONS": "deny"}
+    said = write(env, shop, str(shop / "src" / "billing" / "ledger.py"), deny)
+    assert (
+        "reserved by bob's session bobs (Codex, node billing of plan p)"
+        in said["hookSpecificOutput"]["permissionDecisionReason"]
+    )

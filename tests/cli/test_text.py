@@ -6,7 +6,7 @@ import pytest
 from ct import agent_names, dispatch, hook_engine
 from ct.text import clean
 
-from sessions.domain import vocabulary
+from sessions.domain import agents, vocabulary
 
 # The Basic Multilingual Plane holds every refused character; a few others for good measure.
 CHARACTERS = [chr(c) for c in range(0x10000)] + ["\U0001f468", "\U000e0001", "\U0010ffff"]
@@ -56,6 +56,10 @@ def test_the_hooks_model_limit_is_the_vocabularys():
 
 def test_the_agent_limit_is_the_vocabularys():
     assert agent_names.AGENT_MAX == vocabulary.AGENT_MAX
+
+
+def test_ct_calls_each_program_what_the_tower_calls_it():
+    assert agent_names.PROGRAM_NAMES == agents.PROGRAM_NAMES
 
 
 def test_the_dispatchers_notes_and_the_hooks_prompt_notes_fit_a_note():
