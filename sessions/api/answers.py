@@ -282,6 +282,10 @@ class Percentiles(Schema):
 class Spend(Schema):
     by_day: dict[str, float] = Field(description="Per UTC day (days with none left out).")
     by_owner: dict[str, float]
+    by_agent: dict[str, float] = Field(
+        description="Per program of the agent that started the session (`codex`, "
+        "`claude-code`); `unnamed` for a session that names none."
+    )
 
 
 class Metrics(Schema):

@@ -83,20 +83,30 @@ def rolled_up(totals: Totals, node_of: dict[str, str]) -> PlanUsage:
     return PlanUsage(nodes, spend.combined(nodes.values()))
 
 
-# What sessions spent per (UTC day, owner), each session on the day of its latest report:
-# (position, prices, {(day, owner): (usd, sessions)}), caught up by the usage reports
+# What sessions spent per (UTC day, owner, agent program), each session on the day of its
+# latest report: (position, prices, {(day, owner, program): (usd, sessions)}), caught up
+# by the usage reports
 # between positions (a session that reported again leaves its old day for its new one).
-# One entry, bounded by days × owners however many sessions reported, so that the
+# One entry, bounded by days × owners × programs however many sessions reported, so that the
 # metrics' spend reads a few rows instead of every report in the window (bench/RESULTS.md).
 DAILY = Kept(bound=1)
-Buckets = dict[tuple[str, str], tuple[Decimal, int]]
+Buckets = dict[tuple[str, str, str], tuple[Decimal, int]]
+# A session that names no agent, in the spend by agent.
+UNNAMED = "unnamed"
+
+
+def program_of(reported: spend_rows.Reported) -> str:
+    """The program of the agent that started a session (`codex`), or `UNNAMED`."""
+    words = (reported.agent or "").split()
+    return words[0] if words else UNNAMED
 
 
 def _counted(buckets: Buckets, found: dict, prices: spend.PriceTable, sign: int) -> Buckets:
     """`buckets` with `found`'s sessions (`store.spend.Reported`) added (sign 1) or taken
     out (-1)."""
     for reported in found.values():
-        key = (reported.last_report.astimezone(UTC).date().isoformat(), reported.owner)
+        day = reported.last_report.astimezone(UTC).date().isoformat()
+        key = (day, reported.owner, program_of(reported))
         usd, sessions = buckets.get(key, (Decimal(0), 0))
         usd, sessions = usd + sign * spend.cost_of(reported.totals, prices), sessions + sign
         if sessions:
@@ -117,7 +127,7 @@ def _moved(buckets: Buckets, sessions: set[str], before: int, after: int | None)
 
 
 def daily_spend() -> Buckets:
-    """What sessions spent per (UTC day, owner), now."""
+    """What sessions spent per (UTC day, owner, agent program), now."""
     prices, watermark = config.prices(), open_sessions.safe_position()
     kept = DAILY.get("all")
     if kept is None or kept[0] > watermark or kept[1] is not prices:
@@ -133,23 +143,26 @@ def daily_spend() -> Buckets:
 
 def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
     """The metrics' spend in `[since, until)`: each session's cost counted on the UTC day
-    of its latest usage report, and for its owner (`{"by_day": {"YYYY-MM-DD": usd},
-    "by_owner": {owner: usd}}`, each sorted). The whole days inside the window come from
+    of its latest usage report, for its owner and for the program of its agent
+    (`{"by_day": {"YYYY-MM-DD": usd}, "by_owner": {owner: usd}, "by_agent": {program:
+    usd}}`, each sorted). The whole days inside the window come from
     `daily_spend`; the part-days at its ends, from their own reports."""
     first = _midnight(since) + (timedelta(days=1) if _midnight(since) < since else timedelta(0))
     last = _midnight(until)
     by_day: dict[str, Decimal] = {}
     by_owner: dict[str, Decimal] = {}
+    by_agent: dict[str, Decimal] = {}
 
-    def count(day: str, owner: str, usd: Decimal) -> None:
+    def count(day: str, owner: str, program: str, usd: Decimal) -> None:
         by_day[day] = by_day.get(day, Decimal(0)) + usd
         by_owner[owner] = by_owner.get(owner, Decimal(0)) + usd
+        by_agent[program] = by_agent.get(program, Decimal(0)) + usd
 
     if first < last:
         low, high = first.date().isoformat(), last.date().isoformat()
-        for (day, owner), (usd, _) in daily_spend().items():
+        for (day, owner, program), (usd, _) in daily_spend().items():
             if low <= day < high:
-                count(day, owner, usd)
+                count(day, owner, program, usd)
     prices = config.prices()
     ends = (
         [(since, min(first, until)), (max(last, since), until)]
@@ -162,8 +175,13 @@ def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
         for reported in spend_rows.reported_in(begin, end).values():
             if begin <= reported.last_report < end:
                 day = reported.last_report.astimezone(UTC).date().isoformat()
-                count(day, reported.owner, spend.cost_of(reported.totals, prices))
-    return {"by_day": dict(sorted(by_day.items())), "by_owner": dict(sorted(by_owner.items()))}
+                cost = spend.cost_of(reported.totals, prices)
+                count(day, reported.owner, program_of(reported), cost)
+    return {
+        "by_day": dict(sorted(by_day.items())),
+        "by_owner": dict(sorted(by_owner.items())),
+        "by_agent": dict(sorted(by_agent.items())),
+    }
 
 
 def _midnight(moment: datetime) -> datetime:

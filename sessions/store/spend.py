@@ -39,11 +39,12 @@ def usage_totals(sessions: Sequence[str], at: datetime | None = None) -> Totals:
 
 
 # The token totals per model of every session with a usage report in a window, each
-# model's latest report's time, and the session's owner: the window's reports by the
+# model's latest report's time, and the session's owner and agent: the window's reports by the
 # time index, then each of their sessions' reports by its index of events by type.
 _REPORTED_IN = (
     f"SELECT u.session, u.usage_model, {_COUNTS}, MAX(u.timestamp),"
-    f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
+    f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1),"
+    f" (SELECT s.agent FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
     f" FROM {TABLE} u WHERE u.type = '{vocabulary.USAGE}' AND u.session IN"
     f" (SELECT w.session FROM {TABLE} w WHERE w.type = '{vocabulary.USAGE}'"
     " AND w.timestamp >= %s AND w.timestamp < %s) GROUP BY u.session, u.usage_model"
@@ -54,6 +55,7 @@ class Reported(NamedTuple):
     owner: str
     last_report: datetime  # the session's latest usage report
     totals: dict[str, tuple[int, ...]]  # per model (input, output, cache_read, cache_write)
+    agent: str | None  # the agent its start names (v5), if any
 
 
 def reported_in(since: datetime, until: datetime) -> dict[str, Reported]:
@@ -65,7 +67,8 @@ def reported_in(since: datetime, until: datetime) -> dict[str, Reported]:
 # The same of given sessions (or of all), counting only the rows up to a position.
 _REPORTED = (
     f"SELECT u.session, u.usage_model, {_COUNTS}, MAX(u.timestamp),"
-    f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
+    f" (SELECT s.actor FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1),"
+    f" (SELECT s.agent FROM {TABLE} s WHERE s.session = u.session AND s.seq = 1)"
     f" FROM {TABLE} u WHERE u.type = '{vocabulary.USAGE}'{{sessions}}{{up_to}}"
     " GROUP BY u.session, u.usage_model"
 )
@@ -88,11 +91,11 @@ def _folded(sql: str, params: list) -> dict[str, Reported]:
     found: dict[str, Reported] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for session, model, *counts, moment, owner in cursor.fetchall():
+        for session, model, *counts, moment, owner, agent in cursor.fetchall():
             moment = moment_read(moment)
             known = found.get(session)
             if known is None:
-                known = found[session] = Reported(owner, moment, {})
+                known = found[session] = Reported(owner, moment, {}, agent)
             elif moment > known.last_report:
                 known = found[session] = known._replace(last_report=moment)
             known.totals[model] = tuple(counts)

@@ -148,11 +148,11 @@ def spend_per_day(days: list[str], by_day: dict[str, float]) -> Chart:
     )
 
 
-def spend_per_owner(by_owner: dict[str, float]) -> Chart:
-    """Horizontal bars, the biggest spender first: US dollars per owner, each with its
-    name and amount written beside it."""
-    owners = sorted(by_owner.items(), key=lambda item: (-item[1], item[0]))
-    scale = max(by_owner.values(), default=0) or 1
+def spend_per_name(by_name: dict[str, float]) -> Chart:
+    """Horizontal bars, the biggest spender first: US dollars per owner (or agent), each
+    with its name and amount written beside it."""
+    owners = sorted(by_name.items(), key=lambda item: (-item[1], item[0]))
+    scale = max(by_name.values(), default=0) or 1
     band = 22
     bars, labels = [], []
     for index, (owner, usd) in enumerate(owners):

@@ -184,4 +184,18 @@ def test_the_metrics_count_each_sessions_cost_on_the_day_of_its_latest_report(
     assert found == {
         "by_day": {"2026-11-02": 30.0, "2026-11-03": 15.0},
         "by_owner": {"alice": 30.0, "bob": 15.0},
+        "by_agent": {"unnamed": 45.0},
     }
+
+
+def test_the_metrics_split_the_spend_by_the_agent_that_started_each_session(
+    api, alice, alice_token
+):
+    day = datetime(2026, 11, 2, 12, tzinfo=UTC)
+    for session, agent in (("a", "codex 0.169.0"), ("b", "codex 0.170.0"), ("c", None)):
+        started = {"title": session, **({"agent": agent} if agent else {})}
+        append_event(session, START, started, user=alice, now=day)
+        spent(session, alice, day, 1_000_000)  # $15 each
+    window = "since=2026-11-01T00:00:00Z&until=2026-11-04T00:00:00Z"
+    found = api("GET", f"/api/metrics?{window}", token=alice_token).json()["spend"]
+    assert found["by_agent"] == {"codex": 30.0, "unnamed": 15.0}

@@ -71,3 +71,17 @@ def test_the_metrics_page_charts_spend_per_day_and_per_owner(page_as, alice, spe
     expect(owners).to_contain_text("alice")
     expect(owners).to_contain_text("$18.60")
     expect(page.locator("section[aria-labelledby='owners-head'] svg.plot")).to_be_visible()
+
+
+def test_the_metrics_page_charts_spend_per_agent(page_as, alice, spending):
+    append_event("cx1", START, {"title": "Codex's", "agent": "codex 0.169.0"}, user=alice)
+    counts = {"input_tokens": 0, "output_tokens": 1_000_000, "cache_read_tokens": 0}
+    counts["cache_write_tokens"] = 0
+    append_event("cx1", USAGE, {"model": "claude-sonnet-4-5", **counts}, user=alice)
+    page = page_as(alice, "/metrics/")
+    agents = page.locator("#agents-table tbody tr")
+    expect(agents).to_have_count(2)
+    expect(agents.first).to_contain_text("Codex")
+    expect(agents.first).to_contain_text("$15.00")
+    expect(agents.last).to_contain_text("unnamed")  # the person's own session: $18.60
+    expect(page.locator("section[aria-labelledby='agents-head'] svg.plot")).to_be_visible()

@@ -110,7 +110,11 @@ def test_v2_metrics_read_through_the_api(api, alice, token_for, imported):
         assert answer.status == 200
         found = answer.json()
         assert {name: found[name] for name in window} == window
-        assert found["spend"] == {"by_day": {}, "by_owner": {}}  # v4's, and v2 spent nothing
+        assert found["spend"] == {
+            "by_day": {},
+            "by_owner": {},
+            "by_agent": {},
+        }  # v4's, and v2 spent nothing
 
 
 @pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The metrics' spend (DESIGN.md, "Spend"): kept per (UTC day, owner) and caught up by
+"""The metrics' spend (DESIGN.md, "Spend"): kept per (UTC day, owner, agent) and caught up by
 the reports between positions, it must say exactly what counting every session's latest
 report in the window says — whatever the window's ends, and after sessions report again
 (a session leaves its old day for its new one)."""
@@ -24,14 +24,20 @@ HAIKU = "claude-haiku-4-5"
 
 def counted_directly(since, until):
     """Every session whose latest report falls in the window, counted one by one."""
-    by_day, by_owner = {}, {}
+    by_day, by_owner, by_agent = {}, {}, {}
     for reported in spend_rows.reported(None).values():
         if since <= reported.last_report < until:
             usd = spend.cost_of(reported.totals, config.prices())
             day = reported.last_report.date().isoformat()
+            program = reported.agent.split()[0] if reported.agent else "unnamed"
             by_day[day] = by_day.get(day, Decimal(0)) + usd
             by_owner[reported.owner] = by_owner.get(reported.owner, Decimal(0)) + usd
-    return {"by_day": dict(sorted(by_day.items())), "by_owner": dict(sorted(by_owner.items()))}
+            by_agent[program] = by_agent.get(program, Decimal(0)) + usd
+    return {
+        "by_day": dict(sorted(by_day.items())),
+        "by_owner": dict(sorted(by_owner.items())),
+        "by_agent": dict(sorted(by_agent.items())),
+    }
 
 
 def report(session, user, moment, tokens):
@@ -46,8 +52,12 @@ def test_the_kept_spend_says_what_counting_every_session_says(alice, bob, seed):
     users = (alice, bob)
     sessions = [f"s{n}" for n in range(8)]
     clock = T0
+    agents = (None, "codex 0.169.0", "gemini 0.61.0")  # and a person's own
     for n, session in enumerate(sessions):
-        append_event(session, START, {"title": session}, user=users[n % 2], now=T0)
+        started = {"title": session, "agent": agents[n % 3]}
+        append_event(
+            session, START, {k: v for k, v in started.items() if v}, user=users[n % 2], now=T0
+        )
     for round_ in range(3):
         for _ in range(10):
             clock += timedelta(hours=rng.randint(1, 20))

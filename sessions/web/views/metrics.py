@@ -5,8 +5,8 @@ from datetime import UTC, timedelta
 from django.shortcuts import render
 from django.utils import timezone
 
+from sessions.domain import agents, vocabulary
 from sessions.domain import metrics as flow_metrics
-from sessions.domain import vocabulary
 from sessions.readmodels import flow as flow_model
 from sessions.readmodels import shapes
 from sessions.rules import window as metrics_window
@@ -30,6 +30,11 @@ def metrics_page(request):
     first, end = metrics_window.whole_days(window["since"], window["until"])
     found = shapes.metrics_json(flow_model.window_metrics(first, end))
     days = list(found["flow"])
+    # Each agent program as people call it ("Codex"), a session naming none as such.
+    by_agent = {
+        agents.PROGRAM_NAMES.get(program, program): usd
+        for program, usd in found["spend"]["by_agent"].items()
+    }
     context = {
         "form": form,
         "found": found,
@@ -40,7 +45,9 @@ def metrics_page(request):
         "flow_chart": charts.flow(days, found["flow"]),
         "times_chart": charts.times(found),
         "spend_chart": charts.spend_per_day(days, found["spend"]["by_day"]),
-        "owners_chart": charts.spend_per_owner(found["spend"]["by_owner"]),
+        "owners_chart": charts.spend_per_name(found["spend"]["by_owner"]),
+        "agents_chart": charts.spend_per_name(by_agent),
+        "by_agent": by_agent,
         "times": [(title, found[key]) for key, title in charts.TIMES],
         "outcomes": vocabulary.OUTCOMES,
         "flow_statuses": flow_metrics.FLOW_STATUSES,
