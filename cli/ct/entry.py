@@ -1,15 +1,23 @@
-"""The `ct` command. A hook call (`ct hook claude-code`, run by the agent at every tool
-call) imports only what a hook needs: no parser, no other subcommand, so that it starts
-fast (bench/RESULTS.md §17)."""
+"""The `ct` command. A hook call (`ct hook AGENT`, run by the agent at every tool call)
+imports only what that agent's hook needs: no parser, no other subcommand, no other
+agent's adapter, so that it starts fast (bench/RESULTS.md §17, §29)."""
 
+import importlib
 import sys
+
+# The module of each agent's hook (`ct.main.HOOKS` names the same, for `ct hook --help`).
+HOOK_MODULES = {
+    "claude-code": "ct.claude_code",
+    "codex": "ct.codex",
+    "gemini": "ct.gemini",
+    "opencode": "ct.opencode",
+}
 
 
 def main() -> int:
-    if sys.argv[1:] == ["hook", "claude-code"]:
-        from ct.claude_code import hook
-
-        return hook(sys.stdin, sys.stdout)
+    words = sys.argv[1:]
+    if len(words) == 2 and words[0] == "hook" and words[1] in HOOK_MODULES:
+        return importlib.import_module(HOOK_MODULES[words[1]]).hook(sys.stdin, sys.stdout)
     from ct.main import main as run
 
     return run()

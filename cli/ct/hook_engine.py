@@ -32,6 +32,8 @@ from ct.text import clean
 # included, whatever the tower does: the network and the reservation check stop at
 # BUDGET_SECONDS, and anything still running at HARD_STOP_SECONDS is cut short.
 BUDGET_SECONDS, HARD_STOP_SECONDS = 1.5, 1.8
+# A record too long for one read is read on while this much of the hook's time is left.
+READ_ON_LEFT = 0.6
 # A heartbeat at most this often (v5: ten seconds, not a minute, which left a card's
 # Doing and cost a minute behind).
 HEARTBEAT_EVERY_SECONDS = 10
@@ -181,11 +183,17 @@ class Hook:
 
     def report_usage(self) -> None:
         """A `session_usage` for each model whose totals moved since the last this agent
-        session's hooks sent, read on from where they stopped in its transcript."""
+        session's hooks sent, read on from where they stopped in its transcript: only once
+        the reading has caught up with it, so that no total sent is a part of one."""
         path = self.payload.get("transcript_path")
         if not isinstance(path, str) or not path:
             return
         reading = transcript.read(path, self.record.transcript, self.agent.count_usage)
+        while reading.get("behind") and self.left() > READ_ON_LEFT:
+            reading = transcript.read(path, reading, self.agent.count_usage)
+        if reading.get("behind"):  # a long record: the next hooks read on, then send
+            self.remember(transcript=reading)
+            return
         sent = self.record.reported_usage
         moved = {m: c for m, c in reading.get("totals", {}).items() if sent.get(m) != c}
         self.remember(transcript=reading, reported_usage={**sent, **moved})

@@ -7,6 +7,7 @@ reading one prints what the tower derives. One line for a person, or the API's J
 
 import argparse
 import getpass
+import importlib
 import os
 import sys
 import time
@@ -14,15 +15,12 @@ from pathlib import Path
 
 from ct import (
     agent_names,
-    claude_code,
-    codex,
     dispatch,  # noqa: F401 (its command declares itself)
+    entry,
     files,
     following,  # noqa: F401 (its commands declare themselves)
-    gemini,
     gitfacts,
     hook_settings,
-    opencode,
     spooling,
 )
 from ct.client import (
@@ -314,17 +312,8 @@ def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
     say(args, who, f"signed in to {tower.url} as {who['username']} (saved in {path})")
 
 
-# The agents whose hooks `ct hook` runs, each its adapter's `hook`.
-HOOKS = {
-    "claude-code": claude_code.hook,
-    "codex": codex.hook,
-    "gemini": gemini.hook,
-    "opencode": opencode.hook,
-}
-
-
 def _hook_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("agent", choices=tuple(HOOKS))
+    parser.add_argument("agent", choices=tuple(entry.HOOK_MODULES))
 
 
 @command(
@@ -335,7 +324,8 @@ def _hook_flags(parser: argparse.ArgumentParser) -> None:
     offline=True,
 )
 def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
-    sys.exit(HOOKS[args.agent](sys.stdin, sys.stdout))
+    adapter = importlib.import_module(entry.HOOK_MODULES[args.agent])
+    sys.exit(adapter.hook(sys.stdin, sys.stdout))
 
 
 def _hooks_flags(parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,9 @@ from collections.abc import Callable
 # (input, output, cache read, cache write).
 COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 KEPT_REPLIES = 64
+# The most a hook reads of a record at once (a few hundred milliseconds of counting): a
+# longer record is read on by the next hooks, its usage sent once it is caught up.
+READ_MOST = 2 * 1024 * 1024
 # Bytes kept from before where the reading stopped: Claude Code ends each line with its
 # own uuid and time, so these say whether the file still holds what was read.
 _TAIL = 256
@@ -36,9 +39,12 @@ LineCounter = Callable[[bytes, dict], None]
 
 
 def read(path: str, reading: dict | None, count: LineCounter | None = None) -> dict:
-    """`reading` (what an earlier read kept, or None) carried on to the end of the
+    """`reading` (what an earlier read kept, or None) carried on towards the end of the
     transcript's last whole line, each line counted by `count` (default: a Claude Code
-    transcript's). A transcript that cannot be opened leaves it as it was."""
+    transcript's): at most `READ_MOST` bytes a read, so that no record, however long,
+    costs a hook more; `behind` says whether more is left. A line longer than that is
+    passed over (no usage line is). A transcript that cannot be opened leaves it as it
+    was."""
     count = count or count_line
     try:
         with open(path, "rb") as transcript:
@@ -47,16 +53,24 @@ def read(path: str, reading: dict | None, count: LineCounter | None = None) -> d
             if not _continues(transcript, stat.st_size, identity, reading):
                 reading = fresh(identity)
             transcript.seek(reading["offset"])
-            data = transcript.read()
+            data = transcript.read(READ_MOST)
     except OSError:
         return reading or {}
-    end = data.rfind(b"\n") + 1
-    for line in data[:end].splitlines():
+    skip = 0
+    if reading.get("mid_line"):  # the rest of a line too long to count: passed over
+        newline = data.find(b"\n")
+        skip = len(data) if newline < 0 else newline + 1
+        reading["mid_line"] = newline < 0
+    end = max(skip, data.rfind(b"\n") + 1)
+    for line in data[skip:end].splitlines():
         count(line, reading)
+    if end == 0 and len(data) == READ_MOST:  # one line fills a whole read: passed over
+        end, reading["mid_line"] = len(data), True
     if end:
         before = bytes.fromhex(reading["tail"]) + data[:end]
         reading["offset"] += end
         reading["tail"] = before[-_TAIL:].hex()
+    reading["behind"] = reading["offset"] + (len(data) - end) < stat.st_size
     return reading
 
 

@@ -98,3 +98,44 @@ def test_notices_and_lines_without_usage_count_nothing(tmp_path):
     bare = json.dumps({"type": "assistant", "message": {"id": "m", "model": OPUS}}) + "\n"
     path.write_text(notice + bare + user_line("hi"))
     assert totals(transcript.read(str(path), None)) == {}
+
+
+def read_to_the_end(path, reading=None):
+    """Reads on until the reading is no longer behind: (the reading, how many reads)."""
+    reads = 0
+    while True:
+        reading, reads = transcript.read(str(path), reading), reads + 1
+        if not reading["behind"]:
+            return reading, reads
+
+
+def test_a_long_transcript_is_read_a_bounded_part_at_a_time_to_the_same_totals(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(reply_line(f"msg_{n}", OPUS, input=1, output=2) for n in range(200)))
+    whole = transcript.read(str(path), None)
+    monkeypatch.setattr(transcript, "READ_MOST", 4096)
+    first = transcript.read(str(path), None)
+    assert first["behind"] and first["offset"] <= 4096
+    found, reads = read_to_the_end(path)
+    assert totals(found) == totals(whole) == {OPUS: [200, 400, 0, 0]}
+    assert reads >= path.stat().st_size // 4096
+
+
+def test_a_line_longer_than_a_read_is_passed_over_and_the_next_ones_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(transcript, "READ_MOST", 1024)
+    path = tmp_path / "t.jsonl"
+    huge = json.dumps({"type": "user", "message": {"content": "x" * 5000}}) + "\n"
+    path.write_text(
+        reply_line("msg_1", OPUS, output=5) + huge + reply_line("msg_2", OPUS, output=7)
+    )
+    found, _ = read_to_the_end(path)
+    assert totals(found) == {OPUS: [0, 12, 0, 0]}
+    assert found["offset"] == path.stat().st_size
+
+
+def test_a_reading_that_caught_up_with_a_partial_last_line_is_not_behind(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(reply_line("msg_1", OPUS, output=5) + '{"type": "assist')
+    assert not transcript.read(str(path), None)["behind"]
