@@ -8,12 +8,14 @@ import subprocess
 
 import pytest
 
-from sessions.domain.vocabulary import MESSAGE, USAGE
+from sessions.domain.vocabulary import CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.test_claude_code import AGENTS, required
 from tests.support.ct_tools import CT, ct_env
 from tests.support.dispatching import wait_for
+from tests.support.git_repo import checkout as new_checkout
+from tests.support.git_repo import commit
 from tests.support.responses_standin import ResponsesStandIn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,11 +23,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 CODEX = AGENTS / "node_modules" / ".bin" / "codex"
 
 
-def codex_home(home, model):
+def codex_home(home, model, model_name="stub-model"):
     folder = home / ".codex"
     folder.mkdir(parents=True)
     (folder / "config.toml").write_text(
-        'model = "stub-model"\nmodel_provider = "stub"\n'
+        f'model = "{model_name}"\nmodel_provider = "stub"\n'
         f'[model_providers.stub]\nname = "stub"\nbase_url = "{model.url}"\n'
         'wire_api = "responses"\nenv_key = "STUB_KEY"\n'
     )
@@ -35,15 +37,15 @@ def codex_home(home, model):
     return folder
 
 
-def codex_run(tmp_path, live_server, token, model, prompt):
-    """Codex started headless in a checkout on branch fix-cart: (its checkout, process)."""
+def codex_run(tmp_path, live_server, token, model, prompt, model_name="stub-model", **environment):
+    """Codex started headless in a checkout of acme/shop on branch fix-cart: (its
+    checkout, process)."""
     home = tmp_path / "home"
-    env = ct_env(home, live_server.url, token, CODEX_HOME=str(codex_home(home, model)))
+    folder = codex_home(home, model, model_name)
+    env = ct_env(home, live_server.url, token, CODEX_HOME=str(folder), **environment)
     env["STUB_KEY"] = "stub"
-    work = tmp_path / "shop"
-    work.mkdir()
-    (work / ".git").mkdir()
-    (work / ".git" / "HEAD").write_text("ref: refs/heads/fix-cart\n")
+    work = new_checkout(tmp_path / "shop", branch="fix-cart")
+    commit(work)
     words = [
         str(CODEX),
         "exec",
@@ -106,3 +108,37 @@ def test_a_persons_message_reaches_codex_and_the_refused_command_never_runs(
     assert not (work / "made_by_codex").exists()
     told = json.dumps(model.requests[1])
     assert "use the staging keys" in told and "Command blocked by PreToolUse hook" in told
+
+
+def test_a_closed_session_fences_codex_and_the_command_never_runs(
+    codex, tmp_path, live_server, token, alice
+):
+    with ResponsesStandIn("touch pushed_by_codex", held=True) as model:
+        work, process = codex_run(tmp_path, live_server, token, model, "push it")
+        try:
+            assert wait_for(lambda: model.requests, 60)
+            session = Event.objects.get(session__startswith="cx-", seq=1).session
+            append_event(session, CLOSE, {"note": "taken over by bob"}, user=alice)
+        finally:
+            model.gate.set()
+        finished(process)
+    assert not (work / "pushed_by_codex").exists()
+    told = json.dumps(model.requests[1])
+    assert "closed by alice: taken over by bob" in told and "Command blocked by PreToolUse" in told
+
+
+def test_a_patch_to_a_reserved_path_is_refused_to_codex_under_deny(
+    codex, tmp_path, live_server, token, bob
+):
+    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
+    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
+    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    patch = "*** Begin Patch\n*** Add File: src/billing/ledger.py\n+x = 1\n*** End Patch\n"
+    with ResponsesStandIn("true", patch=patch) as model:
+        deny = {"CT_RESERVATIONS": "deny"}
+        work, process = codex_run(
+            tmp_path, live_server, token, model, "patch it", "gpt-5.5-codex", **deny
+        )
+        finished(process)
+    assert not (work / "src" / "billing" / "ledger.py").exists()
+    assert "reserved by bob's session bobs" in json.dumps(model.requests[1])

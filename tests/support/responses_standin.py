@@ -1,6 +1,7 @@
 """A stand-in for OpenAI's Responses API on loopback (`POST /v1/responses`, streamed as
 server-sent events), so that the real Codex CLI runs headless (`codex exec`) in a test
-with no network. Its first answer calls Codex's shell tool (`exec_command`) with `cmd`;
+with no network. Its first answer calls Codex's shell tool (`exec_command`) with `cmd`,
+or with `patch` its `apply_patch` (offered to models Codex knows, e.g. `gpt-5.5-codex`);
 every later one says `reply`. Each answer reports the same usage, so a test knows what
 Codex's own record must add up to."""
 
@@ -24,12 +25,22 @@ def _event(data: dict) -> str:
 class ResponsesStandIn(SseStandIn):
     path = "/v1"
 
-    def __init__(self, cmd: str, reply: str = "STUB-REPLY-OK", held: bool = False) -> None:
-        self.cmd, self.reply = cmd, reply
+    def __init__(
+        self, cmd: str, reply: str = "STUB-REPLY-OK", held: bool = False, patch: str | None = None
+    ) -> None:
+        self.cmd, self.reply, self.patch = cmd, reply, patch
         super().__init__(held)
 
     def answer(self, number: int) -> str:
-        if number == 1:
+        if number == 1 and self.patch is not None:  # Codex's own patch tool, free-form
+            item = {
+                "type": "custom_tool_call",
+                "id": "ctc_1",
+                "call_id": "call_1",
+                "name": "apply_patch",
+                "input": self.patch,
+            }
+        elif number == 1:
             arguments = json.dumps({"cmd": self.cmd})
             item = {
                 "type": "function_call",
