@@ -1,7 +1,8 @@
 """A stand-in for Gemini's API on loopback (`POST /v1beta/models/<model>:
 streamGenerateContent?alt=sse`, server-sent events), so that the real Gemini CLI runs
 headless (`gemini -p`) in a test with no network. Its first answer calls one of Gemini
-CLI's tools (`call`: its name and arguments); every later one says `reply`. Each
+CLI's tools (`call`: its name and arguments); every later one says `reply`. Or it follows
+a `script`: each answer in turn a call (name, arguments) or a text, the last repeated. Each
 answer reports the same usage, so a test knows what Gemini CLI's own record must add up
 to."""
 
@@ -20,16 +21,23 @@ USAGE = {
 
 
 class GeminiStandIn(SseStandIn):
-    def __init__(self, call: tuple[str, dict], reply: str = "STUB-REPLY-OK", held: bool = False):
-        self.call, self.reply = call, reply
+    def __init__(
+        self,
+        call: tuple[str, dict] | None = None,
+        reply: str = "STUB-REPLY-OK",
+        held: bool = False,
+        script: list[tuple[str, dict] | str] | None = None,
+    ):
+        self.script = script or [call, reply]
         super().__init__(held)
 
     def answer(self, number: int) -> str:
-        if number == 1:
-            name, args = self.call
+        step = self.script[min(number, len(self.script)) - 1]
+        if isinstance(step, tuple):
+            name, args = step
             part = {"functionCall": {"name": name, "args": args}}
         else:
-            part = {"text": self.reply}
+            part = {"text": step}
         chunk = {
             "candidates": [
                 {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}

@@ -8,11 +8,12 @@ dispatchers of two different agents, each node stamped with the agent that did i
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import PLAN_CREATE, START
+from sessions.domain.vocabulary import BLOCK, PLAN_CREATE, START, UNBLOCK
 from sessions.models import Event
 from sessions.readmodels import plan_views
 from sessions.rules.append import append_event
@@ -148,4 +149,33 @@ def test_one_plan_run_by_two_agents_each_node_stamped_with_its_own(
         for node in view.nodes
     }
     assert by_agent == {LABELS["codex"], LABELS["gemini"]}
+    assert worktrees(repo) == [f"worktree {repo}"]
+
+
+def test_a_parked_gemini_cli_resumes_its_own_conversation_with_the_answer(
+    tmp_path, live_server, token, alice
+):
+    required(BINARIES["gemini"], "gemini")
+    repo = shop(tmp_path, NOTES, alice)
+    ask = ("run_shell_command", {"command": "ct block 'Which heading?'"})
+    commits = ("run_shell_command", {"command": COMMIT})
+    script = [ask, "I asked a person.", commits, ANSWER]
+    with GeminiStandIn(script=script) as model:
+        env = agent_env("gemini", tmp_path / "home", live_server, token, model)
+        words = [CT, "dispatch", "p", "--repo", str(repo), "--agent", "gemini", "--once"]
+        running = subprocess.Popen(words, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert wait_for(lambda: Event.objects.filter(type=BLOCK).exists(), 120)
+            session = plan_views.plan_view("p").node("a").session
+            assert wait_for(lambda: len(model.requests) >= 2, 60)
+            time.sleep(2)  # parked once its process has ended
+            append_event(session, UNBLOCK, {"note": "Use a level-one heading."}, user=alice)
+            assert running.wait(240) == 0, running.communicate()
+        finally:
+            running.kill()
+    node = plan_views.plan_view("p").node("a")
+    assert (node.state, node.last_attempt.session) == ("done", session)
+    assert node.last_attempt.note == ANSWER
+    resumed = json.dumps(model.requests[2])
+    assert "Use a level-one heading." in resumed and "I asked a person." in resumed
     assert worktrees(repo) == [f"worktree {repo}"]
