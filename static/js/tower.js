@@ -98,11 +98,15 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   if (card && event.target.matches("form")) towerActedOn = { id: card.id, at: Date.now() };
 });
 // The eye stays there too: the card is scrolled into view with the least movement when
-// it is not (it moved column; htmx gives the new card the focus without scrolling).
+// it is not (it moved column, the Closed one included; htmx gives the new card the focus
+// without scrolling).
 document.addEventListener("htmx:afterSettle", () => {
   if (!towerActedOn || Date.now() - towerActedOn.at > 5000) return;
   const card = document.getElementById(towerActedOn.id);
   if (!card) return;
+  // A card just closed stays in view with its outcome: its folded column opens.
+  const fold = card.closest("details.closed-column");
+  if (fold && !fold.open) fold.open = true;
   const active = document.activeElement;
   if (!(active && active !== document.body && card.contains(active))) {
     const field = card.querySelector("details[open] .error") && card.querySelector("details[open] textarea");

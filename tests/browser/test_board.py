@@ -80,13 +80,23 @@ def test_sending_to_review_moves_the_card_to_in_review(page_as, alice, alices_se
     expect(card(column(page, "in_review"), alices_session)).to_contain_text("PR 42 is up")
 
 
-def test_closing_moves_the_card_to_the_folded_closed_column(page_as, alice, alices_session):
+def test_a_card_closed_stays_in_view_with_its_outcome(page_as, alice, alices_session):
     page = page_as(alice)
     act_on_card(page, alices_session, "Close", Note="merged")
     closed = column(page, "closed")
     expect(closed.locator(".count")).to_have_text("1")
-    closed.locator("summary").click()
-    expect(card(closed, alices_session)).to_contain_text("merged")
+    closed_card = card(closed, alices_session)
+    expect(closed_card).to_be_visible()  # its folded column opened for it
+    expect(closed_card).to_contain_text("merged")
+    expect(closed_card.locator(".outcome")).to_have_text("done")
+    assert page.evaluate("(c) => c.getBoundingClientRect().top >= 0", closed_card.element_handle())
+
+
+def test_without_javascript_a_card_closed_is_shown_where_it_went(page_as, alice, alices_session):
+    page = page_as(alice, javascript=False)
+    act_on_card(page, alices_session, "Close", Note="merged")
+    assert page.url.endswith(f"#card-{Event.objects.get(type='session_start').session}")
+    expect(card(column(page, "closed"), alices_session)).to_be_visible()
 
 
 def test_the_session_page_acts_and_shows_the_timeline(page_as, alice, alices_session):

@@ -109,7 +109,9 @@ def act(request, session_id, chosen):
             message = refusal.detail
     on_card = request.POST.get("view") == "card"
     if status == 200 and not request.htmx:
-        return redirect(safe_next(request, session_id))
+        # Back to the card acted on (a browser opens the folded Closed column to show it).
+        anchor = f"#card-{session_id}" if on_card else ""
+        return redirect(safe_next(request, session_id) + anchor)
     if status == 403 and not request.htmx:
         return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
     if request.htmx:
