@@ -294,6 +294,10 @@ class Metrics(Schema):
     throughput: dict[str, dict[str, int]] = Field(
         description="Per UTC day: sessions closed, by outcome (zero counts left out)."
     )
+    throughput_by_agent: dict[str, dict[str, int]] = Field(
+        description="Per program of the agent that started the session (`codex`; "
+        "`unnamed` for none): sessions closed in the window, by outcome."
+    )
     cycle_time: Percentiles = Field(description="Opened to closed, whole seconds.")
     blocked_time: Percentiles
     review_time: Percentiles

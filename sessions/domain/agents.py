@@ -11,6 +11,17 @@ PROGRAM_NAMES = {
 }
 
 
+# What the metrics call the sessions that name no agent.
+UNNAMED = "unnamed"
+
+
+def program(agent: str | None) -> str:
+    """The program of an `agent` value, as the metrics split by it ("codex 0.169.0" →
+    "codex"); `UNNAMED` for none."""
+    words = (agent or "").split()
+    return words[0] if words else UNNAMED
+
+
 def program_name(agent: str) -> str:
     """What people call the program of an `agent` value: its first word, spelt as its
     makers spell it when it is one the tower knows ("codex 0.169.0" → "Codex")."""

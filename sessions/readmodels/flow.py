@@ -3,6 +3,7 @@
 from datetime import UTC, date, datetime
 
 from sessions import store
+from sessions.domain import agents
 from sessions.domain import metrics as flow_metrics
 from sessions.readmodels import spend as spend_model
 
@@ -19,8 +20,22 @@ def metrics(since: datetime, until: datetime) -> dict:
 
 def window_metrics(since: datetime, until: datetime) -> dict:
     """What the metrics page and `/api/metrics` show of `[since, until)`: its flow
-    metrics, and what was spent (`spend.spend_in`)."""
-    return {**metrics(since, until), "spend": spend_model.spend_in(since, until)}
+    metrics, the sessions closed per agent, and what was spent (`spend.spend_in`)."""
+    return {
+        **metrics(since, until),
+        "throughput_by_agent": throughput_by_agent(since, until),
+        "spend": spend_model.spend_in(since, until),
+    }
+
+
+def throughput_by_agent(since: datetime, until: datetime) -> dict[str, dict[str, int]]:
+    """The sessions closed in `[since, until)` per program of the agent that started them
+    (`agents.program`), by outcome, sorted."""
+    found: dict[str, dict[str, int]] = {}
+    for (agent, outcome), count in store.closes_by_agent(since, until).items():
+        counts = found.setdefault(agents.program(agent), {})
+        counts[outcome] = counts.get(outcome, 0) + count
+    return {program: dict(sorted(counts.items())) for program, counts in sorted(found.items())}
 
 
 def first_day() -> date | None:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from sessions import config, store
-from sessions.domain import spend, vocabulary
+from sessions.domain import agents, spend, vocabulary
 from sessions.domain.plans import NodeSession
 from sessions.domain.records import EventRecord
 from sessions.readmodels import open_sessions
@@ -91,14 +91,6 @@ def rolled_up(totals: Totals, node_of: dict[str, str]) -> PlanUsage:
 # metrics' spend reads a few rows instead of every report in the window (bench/RESULTS.md).
 DAILY = Kept(bound=1)
 Buckets = dict[tuple[str, str, str], tuple[Decimal, int]]
-# A session that names no agent, in the spend by agent.
-UNNAMED = "unnamed"
-
-
-def program_of(reported: spend_rows.Reported) -> str:
-    """The program of the agent that started a session (`codex`), or `UNNAMED`."""
-    words = (reported.agent or "").split()
-    return words[0] if words else UNNAMED
 
 
 def _counted(buckets: Buckets, found: dict, prices: spend.PriceTable, sign: int) -> Buckets:
@@ -106,7 +98,7 @@ def _counted(buckets: Buckets, found: dict, prices: spend.PriceTable, sign: int)
     out (-1)."""
     for reported in found.values():
         day = reported.last_report.astimezone(UTC).date().isoformat()
-        key = (day, reported.owner, program_of(reported))
+        key = (day, reported.owner, agents.program(reported.agent))
         usd, sessions = buckets.get(key, (Decimal(0), 0))
         usd, sessions = usd + sign * spend.cost_of(reported.totals, prices), sessions + sign
         if sessions:
@@ -176,7 +168,7 @@ def spend_in(since: datetime, until: datetime) -> dict[str, dict[str, Decimal]]:
             if begin <= reported.last_report < end:
                 day = reported.last_report.astimezone(UTC).date().isoformat()
                 cost = spend.cost_of(reported.totals, prices)
-                count(day, reported.owner, program_of(reported), cost)
+                count(day, reported.owner, agents.program(reported.agent), cost)
     return {
         "by_day": dict(sorted(by_day.items())),
         "by_owner": dict(sorted(by_owner.items())),

@@ -27,7 +27,7 @@ Django's.
 
 from sessions.store.board import board_rows, board_rows_as_of, listing, newest_position
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
-from sessions.store.flow import closed_before, first_moment, flow_folds
+from sessions.store.flow import closed_before, closes_by_agent, first_moment, flow_folds
 from sessions.store.plan_rows import (
     first_progress_notes,
     handoffs_of,
@@ -79,6 +79,7 @@ __all__ = [
     "board_rows_as_of",
     "claim_event",
     "closed_before",
+    "closes_by_agent",
     "event_position",
     "events_page",
     "every_stream",

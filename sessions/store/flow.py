@@ -236,6 +236,26 @@ def _listed(text: str | None) -> list[str]:
     return text.split(",") if text else []
 
 
+# The sessions closed in a window, by the agent their start names and the close's outcome
+# (params: since, until), by the time index.
+_CLOSES_BY_AGENT = (
+    f"SELECT s.agent, c.outcome, COUNT(*) FROM {TABLE} c JOIN {TABLE} s"
+    f" ON s.session = c.session AND s.seq = 1 WHERE c.type = '{vocabulary.CLOSE}'"
+    " AND c.timestamp >= %s AND c.timestamp < %s GROUP BY s.agent, c.outcome"
+)
+
+
+def closes_by_agent(since: datetime, until: datetime) -> dict[tuple[str | None, str], int]:
+    """How many sessions closed in `[since, until)`, per (the agent their start names, or
+    None; the outcome, `done` when the close names none)."""
+    found: Counter = Counter()
+    with connection.cursor() as cursor:
+        cursor.execute(_CLOSES_BY_AGENT, [moment_param(since), moment_param(until)])
+        for agent, outcome, count in cursor.fetchall():
+            found[agent, outcome or vocabulary.DONE] += count
+    return dict(found)
+
+
 def closed_before(moment: datetime) -> int:
     """How many sessions were closed before `moment`."""
     with connection.cursor() as cursor:

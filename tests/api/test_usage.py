@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sessions.domain.vocabulary import START, USAGE
+from sessions.domain.vocabulary import CLOSE, START, USAGE
 from sessions.rules.append import append_event
 from tests.api.conftest import assert_error, count
 
@@ -199,3 +199,21 @@ def test_the_metrics_split_the_spend_by_the_agent_that_started_each_session(
     window = "since=2026-11-01T00:00:00Z&until=2026-11-04T00:00:00Z"
     found = api("GET", f"/api/metrics?{window}", token=alice_token).json()["spend"]
     assert found["by_agent"] == {"codex": 30.0, "unnamed": 15.0}
+
+
+def test_the_metrics_count_the_sessions_closed_per_agent_by_outcome(api, alice, alice_token):
+    day = datetime(2026, 11, 2, 12, tzinfo=UTC)
+    started = [("a", "codex 0.169.0"), ("b", "codex 0.170.0"), ("c", "gemini 0.61.0"), ("d", None)]
+    for session, agent in started:
+        body = {"title": session, **({"agent": agent} if agent else {})}
+        append_event(session, START, body, user=alice, now=day)
+    append_event("a", CLOSE, {}, user=alice, now=day)
+    append_event("b", CLOSE, {"outcome": "failed", "note": "tests fail"}, user=alice, now=day)
+    append_event("c", CLOSE, {}, user=alice, now=day)
+    append_event("d", CLOSE, {}, user=alice, now=day + timedelta(days=5))  # after the window
+    window = "since=2026-11-01T00:00:00Z&until=2026-11-04T00:00:00Z"
+    found = api("GET", f"/api/metrics?{window}", token=alice_token).json()
+    assert found["throughput_by_agent"] == {
+        "codex": {"done": 1, "failed": 1},
+        "gemini": {"done": 1},
+    }

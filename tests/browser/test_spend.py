@@ -4,7 +4,7 @@ usage by model with the share read from the cache."""
 import pytest
 from playwright.sync_api import expect
 
-from sessions.domain.vocabulary import PLAN_CREATE, START, USAGE
+from sessions.domain.vocabulary import CLOSE, PLAN_CREATE, START, USAGE
 from sessions.rules.append import append_event
 from tests.browser.conftest import card
 
@@ -85,3 +85,13 @@ def test_the_metrics_page_charts_spend_per_agent(page_as, alice, spending):
     expect(agents.first).to_contain_text("$15.00")
     expect(agents.last).to_contain_text("unnamed")  # the person's own session: $18.60
     expect(page.locator("section[aria-labelledby='agents-head'] svg.plot")).to_be_visible()
+
+
+def test_the_metrics_page_counts_the_sessions_closed_per_agent(page_as, alice):
+    append_event("cx1", START, {"title": "Codex's", "agent": "codex 0.169.0"}, user=alice)
+    append_event("cx1", CLOSE, {"outcome": "failed", "note": "red"}, user=alice)
+    page = page_as(alice, "/metrics/")
+    row = page.locator("#agents-throughput-table tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("th")).to_have_text("Codex")
+    expect(row).to_contain_text("1")

@@ -48,6 +48,10 @@ def metrics_page(request):
         "owners_chart": charts.spend_per_name(found["spend"]["by_owner"]),
         "agents_chart": charts.spend_per_name(by_agent),
         "by_agent": by_agent,
+        "closed_by_agent": [
+            (agents.PROGRAM_NAMES.get(program, program), counts)
+            for program, counts in found["throughput_by_agent"].items()
+        ],
         "times": [(title, found[key]) for key, title in charts.TIMES],
         "outcomes": vocabulary.OUTCOMES,
         "flow_statuses": flow_metrics.FLOW_STATUSES,
