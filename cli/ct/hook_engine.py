@@ -462,11 +462,14 @@ def run(agent: Agent, stdin: io.TextIOBase, stdout: io.TextIOBase) -> int:
 def handle(agent: Agent, payload: dict, soft_deadline: float) -> tuple[Hook | None, dict | None]:
     """The hook call `payload` asks for, and what it says to the agent."""
     if not isinstance(payload, dict):
-        return None, None  # not any agent's hook input
+        log(f"{agent.name}: the hook input is not a JSON object; the agent goes on")
+        return None, None
     payload = agent.translate(payload)
     event = payload.get("hook_event_name")
     handler = agent.handlers.get(event)
     if handler is None or not payload.get("session_id"):
+        why = "no session_id" if handler else f"an event it does not take ({event!r})"
+        log(f"{agent.name}: the hook input has {why}; the agent goes on")
         return None, None
     run = Hook(payload, Tower.configured(), soft_deadline, agent)
     if run.session is None and event != agent.start_event:

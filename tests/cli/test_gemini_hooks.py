@@ -6,6 +6,7 @@ refused to its own write tools, the spend is read from its chat file, and input 
 not Gemini CLI's lets it go on."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -161,6 +162,8 @@ def test_the_spend_is_read_from_the_chat_file_each_reply_once(gemini, chat):
     ],
     ids=["missing-fields", "another-agents", "not-an-object", "binary", "deeply-nested"],
 )
-def test_input_that_is_not_gemini_clis_lets_it_go_on_and_writes_nothing(gemini, stdin):
+def test_input_that_is_not_gemini_clis_lets_it_go_on_and_writes_nothing(gemini, env, stdin):
     assert gemini("BeforeTool", stdin=stdin) is None
     assert types() == []
+    log = Path(env["XDG_STATE_HOME"]) / "control-tower" / "hook.log"
+    assert log.read_text().strip()  # it says why
