@@ -17,8 +17,9 @@ import pytest
 from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.cli.conftest import with_hooks
 from tests.support import forge
-from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env, run_ct
+from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
 from tests.support.http import http_request
@@ -91,29 +92,6 @@ def test_the_hook_outputs_ct_writes_are_the_sdks(output_type, fields):
 
 
 # The real thing -----------------------------------------------------------------------
-
-
-def with_hooks(folder: Path, tmp_path: Path) -> Path:
-    """`folder`, with Control Tower's hooks installed in its settings by `ct`."""
-    done = run_ct(
-        ct_env(tmp_path, None, None),
-        "hooks",
-        "claude-code",
-        "--install",
-        "--settings",
-        str(folder / ".claude" / "settings.json"),
-    )
-    assert done.returncode == 0, done.stderr
-    return folder
-
-
-@pytest.fixture
-def project(tmp_path):
-    """A checkout on branch fix-login, with Control Tower's hooks installed by `ct`."""
-    folder = tmp_path / "project"
-    (folder / ".git").mkdir(parents=True)
-    (folder / ".git" / "HEAD").write_text("ref: refs/heads/fix-login\n")
-    return with_hooks(folder, tmp_path)
 
 
 def claude_env(home: Path, tower: str, token: str, model: str) -> dict:
