@@ -97,6 +97,22 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   const card = event.target.closest && event.target.closest(".card");
   if (card && event.target.matches("form")) towerActedOn = { id: card.id, at: Date.now() };
 });
+// What the card acted on was told (a conflict, a refusal) outlives the board's refresh
+// that follows it, which re-renders every card without it.
+let towerCardMessage = null;
+const towerActedCard = () =>
+  towerActedOn && Date.now() - towerActedOn.at <= 5000 && document.getElementById(towerActedOn.id);
+document.addEventListener("htmx:beforeSwap", () => {
+  const card = towerActedCard();
+  const said = card && card.querySelector(":scope > .message");
+  if (said) towerCardMessage = said.cloneNode(true);
+});
+document.addEventListener("htmx:afterSwap", () => {
+  const card = towerActedCard();
+  if (!card || !towerCardMessage) return;
+  if (!card.querySelector(":scope > .message")) card.querySelector(":scope > header").after(towerCardMessage);
+  towerCardMessage = null;
+});
 // The eye stays there too: the card is scrolled into view with the least movement when
 // it is not (it moved column, the Closed one included; htmx gives the new card the focus
 // without scrolling).

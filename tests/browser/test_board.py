@@ -214,9 +214,11 @@ def test_a_conflict_shows_on_the_card_where_the_hand_is(page_as, alice, lead, al
     action = open_action(page, alices_session, "Close")
     append_event("s1", BLOCK, {"reason": "someone else first"}, user=lead)
     action.locator("button[type=submit]").click()
-    expect(card(page, alices_session).locator(".message")).to_contain_text(
-        "someone else acted first"
-    )
+    # The board's refresh that follows a conflict moves the card to Blocked: the message
+    # goes with it (it once raced the refresh, and lost when the refresh came first).
+    moved = card(column(page, "blocked"), alices_session)
+    expect(moved).to_be_visible()
+    expect(moved.locator(".message")).to_contain_text("someone else acted first")
 
 
 def test_the_board_waits_while_someone_writes_in_a_form_and_refreshes_after(
