@@ -11,7 +11,7 @@ from pydantic import (
     create_model,
 )
 
-from sessions.api.parts import Budget, Usage, Work, budget_json, usage_json, work_json
+from sessions.api.answer_fields import Budget, Usage, Work, budget_json, usage_json, work_json
 from sessions.api.requests import (
     Need,
     PlanNode,

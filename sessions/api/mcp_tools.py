@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from mcp import types
 from pydantic import TypeAdapter
 
-from sessions.api import request_parts, requests
+from sessions.api import request_fields, requests
 from sessions.domain import vocabulary
 
 _SESSION_ID = TypeAdapter(requests.SessionId).json_schema()
@@ -253,7 +253,7 @@ TOOLS = [
         " of a plan on it holds its path patterns while its session runs. Give `path` (relative"
         " to the repo's root) to ask who holds that one before you write it; if someone does,"
         " leave it to them or message them.",
-        query=request_parts.ReservationQuery,
+        query=request_fields.ReservationQuery,
         read_only=True,
     ),
     Tool(

@@ -17,7 +17,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from sessions.api.request_parts import STRICT, Budget, Path, Patterns, Repo
+from sessions.api.request_fields import STRICT, Budget, Path, Patterns, Repo
 from sessions.domain import jsonl, vocabulary
 from sessions.domain import paths as space
 from sessions.domain.moments import moment

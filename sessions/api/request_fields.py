@@ -1,5 +1,6 @@
-"""The request pieces of the v4 fields (budgets, path patterns, repositories) and the
-reservations' query: each checked by the vocabulary's own rule, in its words."""
+"""The checked request fields that several requests share (budgets, path patterns,
+repositories, a path) and the reservations' query: each checked by the
+vocabulary's own rule, in its words."""
 
 from typing import Annotated
 

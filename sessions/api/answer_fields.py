@@ -1,5 +1,6 @@
-"""Parts of the agent API's answers that a session's and a plan's answers share: where
-the work lands, what was spent, the budget that binds, and the paths held (v4)."""
+"""The answer fields a session's and a plan's answers share: where the work lands (the
+branch, the pull request, the checks), what was spent, the budget that binds, and the
+paths running nodes hold (the reservations)."""
 
 from typing import Literal
 
