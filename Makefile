@@ -60,8 +60,10 @@ test-browser: $(VENV)/.dev-installed
 AGENTS := tests/agents
 AGENT_SDK := @anthropic-ai/claude-agent-sdk@0.3.333
 
+# `npm install --no-save` from the lock, not `npm ci`: npm 11 leaves OpenCode's packages for
+# other platforms out of the lock it writes, then `npm ci` refuses that very lock.
 $(AGENTS)/node_modules/.installed: $(AGENTS)/package.json $(AGENTS)/package-lock.json
-	cd $(AGENTS) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(AGENTS) && npm install --no-save --no-audit --no-fund --loglevel=error
 	touch $@
 
 $(AGENTS)/sdk.d.ts:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import MESSAGE, PLAN_CREATE, PROGRESS, START
+from sessions.domain.vocabulary import MESSAGE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.conftest import with_hooks
-from tests.support import forge
+from tests.support import forge, real_agents
 from tests.support.ct_tools import CT, EVENT_FIELDS, ct_env
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
@@ -258,9 +258,7 @@ def test_under_deny_claude_code_s_write_to_a_held_path_is_refused_and_the_model_
     there is refused by the hook (`CT_RESERVATIONS=deny`), the file is never written,
     and the model's next request carries who holds it."""
     required(CLAUDE, "Claude Code")
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     target = real_project / "src" / "billing" / "ledger.py"
     script = [
         [tool_use("Write", {"file_path": str(target), "content": "x = 1\n"})],

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
+from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.support import real_agents
 from tests.support.ct_tools import run_ct
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
@@ -143,9 +144,7 @@ PATCH = (
 def test_an_apply_patch_touching_a_reserved_file_is_refused_under_deny(env, tmp_path, bob):
     shop = new_checkout(tmp_path / "shop")
     commit(shop)
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     base = {"session_id": CODEX_SID, "cwd": str(shop), "transcript_path": str(tmp_path / "r")}
     deny = {**env, "CT_RESERVATIONS": "deny"}
     run_ct(deny, "hook", "codex", stdin=json.dumps({**base, "hook_event_name": "SessionStart"}))

@@ -8,12 +8,12 @@ import subprocess
 
 import pytest
 
-from sessions.domain.vocabulary import CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
+from sessions.domain.vocabulary import CLOSE, MESSAGE, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.test_claude_code import AGENTS, required
+from tests.support import real_agents
 from tests.support.ct_tools import CT, ct_env
-from tests.support.dispatching import wait_for
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
 from tests.support.responses_standin import ResponsesStandIn
@@ -61,11 +61,7 @@ def codex_run(tmp_path, live_server, token, model, prompt, model_name="stub-mode
 
 def finished(process):
     """Codex's JSON lines, once it exited 0."""
-    try:
-        out, err = process.communicate(timeout=120)
-    finally:
-        process.kill()
-    assert process.returncode == 0, out + err
+    out = real_agents.finished(process, timeout=120)
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -98,12 +94,10 @@ def test_a_persons_message_reaches_codex_and_the_refused_command_never_runs(
 ):
     with ResponsesStandIn("touch made_by_codex", held=True) as model:
         work, process = codex_run(tmp_path, live_server, token, model, "make a file")
-        try:
-            assert wait_for(lambda: model.requests, 60)  # past its prompt's hooks, held
-            session = Event.objects.get(session__startswith="cx-", seq=1).session
-            append_event(session, MESSAGE, {"note": "use the staging keys"}, user=alice)
-        finally:
-            model.gate.set()
+        said = {"note": "use the staging keys"}
+        real_agents.held_until(
+            model, "cx-", lambda session: append_event(session, MESSAGE, said, user=alice)
+        )
         finished(process)
     assert not (work / "made_by_codex").exists()
     told = json.dumps(model.requests[1])
@@ -115,12 +109,10 @@ def test_a_closed_session_fences_codex_and_the_command_never_runs(
 ):
     with ResponsesStandIn("touch pushed_by_codex", held=True) as model:
         work, process = codex_run(tmp_path, live_server, token, model, "push it")
-        try:
-            assert wait_for(lambda: model.requests, 60)
-            session = Event.objects.get(session__startswith="cx-", seq=1).session
-            append_event(session, CLOSE, {"note": "taken over by bob"}, user=alice)
-        finally:
-            model.gate.set()
+        said = {"note": "taken over by bob"}
+        real_agents.held_until(
+            model, "cx-", lambda session: append_event(session, CLOSE, said, user=alice)
+        )
         finished(process)
     assert not (work / "pushed_by_codex").exists()
     told = json.dumps(model.requests[1])
@@ -130,9 +122,7 @@ def test_a_closed_session_fences_codex_and_the_command_never_runs(
 def test_a_patch_to_a_reserved_path_is_refused_to_codex_under_deny(
     codex, tmp_path, live_server, token, bob
 ):
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     patch = "*** Begin Patch\n*** Add File: src/billing/ledger.py\n+x = 1\n*** End Patch\n"
     with ResponsesStandIn("true", patch=patch) as model:
         deny = {"CT_RESERVATIONS": "deny"}

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, PLAN_CREATE, PROGRESS, START, USAGE
+from sessions.domain.vocabulary import BLOCK, CLOSE, MESSAGE, PROGRESS, START, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.support import real_agents
 from tests.support.ct_tools import run_ct
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
@@ -103,9 +104,7 @@ def test_after_a_tool_the_card_says_the_shell_command(gemini):
 
 @pytest.mark.parametrize("tool", ["write_file", "replace"])
 def test_a_reserved_path_is_refused_to_gemini_clis_write_tools_under_deny(gemini, shop, bob, tool):
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     gemini("SessionStart", source="startup")
     target = {"file_path": str(shop / "src" / "billing" / "ledger.py")}
     said = gemini(

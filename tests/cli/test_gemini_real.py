@@ -9,12 +9,12 @@ import subprocess
 
 import pytest
 
-from sessions.domain.vocabulary import CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
+from sessions.domain.vocabulary import CLOSE, MESSAGE, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.test_claude_code import AGENTS, required
+from tests.support import real_agents
 from tests.support.ct_tools import CT, ct_env
-from tests.support.dispatching import wait_for
 from tests.support.gemini_standin import GeminiStandIn
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
@@ -54,21 +54,12 @@ def gemini_run(tmp_path, live_server, token, model, environment=None):
 
 def finished(process):
     """Gemini CLI's JSON answer, once it exited 0."""
-    try:
-        out, err = process.communicate(timeout=120)
-    finally:
-        process.kill()
-    assert process.returncode == 0, out + err
+    out = real_agents.finished(process)
     return json.loads(out[out.index("{") :])
 
 
 def held_until(model, act):
-    """Run `act(session)` once Gemini CLI waits for its first answer, then let it go."""
-    try:
-        assert wait_for(lambda: model.requests, 60)
-        act(Event.objects.get(session__startswith="gm-", seq=1).session)
-    finally:
-        model.gate.set()
+    real_agents.held_until(model, "gm-", act)
 
 
 @pytest.fixture
@@ -129,9 +120,7 @@ def test_a_closed_session_fences_gemini_cli_and_the_command_never_runs(
 def test_a_reserved_path_is_refused_to_gemini_cli_under_deny(
     gemini, tmp_path, live_server, token, bob
 ):
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     call = ("write_file", {"file_path": "src/billing/ledger.py", "content": "x = 1\n"})
     with GeminiStandIn(call) as model:
         deny = {"CT_RESERVATIONS": "deny"}

@@ -9,13 +9,13 @@ import subprocess
 
 import pytest
 
-from sessions.domain.vocabulary import CLOSE, MESSAGE, PLAN_CREATE, START, USAGE
+from sessions.domain.vocabulary import CLOSE, MESSAGE, USAGE
 from sessions.models import Event
 from sessions.rules.append import append_event
 from tests.cli.test_claude_code import AGENTS, required
+from tests.support import real_agents
 from tests.support.chat_standin import ChatStandIn
 from tests.support.ct_tools import CT, ct_env
-from tests.support.dispatching import wait_for
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
 
@@ -66,22 +66,12 @@ def opencode_run(tmp_path, live_server, token, model, environment=None):
 
 def finished(process):
     """OpenCode's JSON events, once it exited 0."""
-    try:
-        out, err = process.communicate(timeout=150)
-    finally:
-        process.kill()
-    assert process.returncode == 0, out + err
+    out = real_agents.finished(process)
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def held_until(model, act):
-    """Run `act(session)` once OpenCode waits for its first answer, then let it go."""
-    try:
-        assert wait_for(lambda: model.requests, 90)
-        assert wait_for(lambda: Event.objects.filter(session__startswith="oc-").exists(), 10)
-        act(Event.objects.get(session__startswith="oc-", seq=1).session)
-    finally:
-        model.gate.set()
+    real_agents.held_until(model, "oc-", act)
 
 
 @pytest.fixture
@@ -140,9 +130,7 @@ def test_a_closed_session_fences_opencode_and_the_command_never_runs(
 def test_a_reserved_path_is_refused_to_opencode_under_deny(
     opencode, tmp_path, live_server, token, bob
 ):
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    append_event("bobs", START, {"plan": "p", "node": "billing"}, user=bob)
+    real_agents.bob_holds_billing(bob)
     call = ("write", {"filePath": "src/billing/ledger.py", "content": "x = 1\n"})
     with ChatStandIn(call) as model:
         deny = {"CT_RESERVATIONS": "deny"}

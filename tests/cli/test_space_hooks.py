@@ -13,6 +13,7 @@ import pytest
 from sessions.domain.vocabulary import PLAN_CREATE, PROGRESS, START
 from sessions.models import Event
 from sessions.rules.append import append_event
+from tests.support import real_agents
 from tests.support.ct_tools import ct_env, hook_payload, run_ct, run_hook
 from tests.support.git_repo import checkout as new_checkout
 from tests.support.git_repo import commit
@@ -166,10 +167,7 @@ def test_ct_reservations_lists_who_holds_what_in_this_checkouts_repo(env, shop, 
 
 
 def test_a_refusal_names_the_agent_that_holds_the_path(env, shop, bob):
-    nodes = [{"key": "billing", "title": "Billing", "paths": ["src/billing"]}]
-    append_event("p", PLAN_CREATE, {"title": "Shop", "repo": "acme/shop", "nodes": nodes}, user=bob)
-    body = {"plan": "p", "node": "billing", "agent": "codex 0.169.0"}
-    append_event("bobs", START, body, user=bob)
+    real_agents.bob_holds_billing(bob, agent="codex 0.169.0")
     hook(env, shop, "SessionStart")
     deny = {"CT_RESERVATIONS": "deny"}
     said = write(env, shop, str(shop / "src" / "billing" / "ledger.py"), deny)
