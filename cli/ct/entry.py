@@ -5,7 +5,7 @@ agent's adapter, so that it starts fast (bench/RESULTS.md §17, §29)."""
 import importlib
 import sys
 
-# The module of each agent's hook (`ct.main.HOOKS` names the same, for `ct hook --help`).
+# The module of each agent's hook (`ct.main` offers the same to `ct hook --help`).
 HOOK_MODULES = {
     "claude-code": "ct.claude_code",
     "codex": "ct.codex",

@@ -375,9 +375,13 @@ class Hook:
         """Before a write: who else holds the paths it writes (from a copy of the repo's
         reservations at most 15 s old). With `CT_RESERVATIONS=deny` the write is refused
         with that sentence; by default (`warn`) it runs and the agent is told."""
-        for repo, path in space.written_paths(self.payload, self.checkout):
-            items = space.reservations(self.tower, repo, self.left())
-            others = space.holders(items or [], path, self.session, self.deadline)
+        written = space.written_paths(self.payload, self.checkout)
+        if not written:
+            return None
+        # Every path a write names is in its one checkout's repository: one copy serves all.
+        items = space.reservations(self.tower, written[0][0], self.left()) or []
+        for _, path in written:
+            others = space.holders(items, path, self.session, self.deadline)
             if not others:
                 continue  # none, or not found out in time: the write goes through
             said = space.held_sentence(path, others)
