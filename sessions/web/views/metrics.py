@@ -32,8 +32,7 @@ def metrics_page(request):
     days = list(found["flow"])
     # Each agent program as people call it ("Codex"), a session naming none as such.
     by_agent = {
-        agents.PROGRAM_NAMES.get(program, program): usd
-        for program, usd in found["spend"]["by_agent"].items()
+        agents.program_name(program): usd for program, usd in found["spend"]["by_agent"].items()
     }
     context = {
         "form": form,
@@ -49,7 +48,7 @@ def metrics_page(request):
         "agents_chart": charts.spend_per_name(by_agent),
         "by_agent": by_agent,
         "closed_by_agent": [
-            (agents.PROGRAM_NAMES.get(program, program), counts)
+            (agents.program_name(program), counts)
             for program, counts in found["throughput_by_agent"].items()
         ],
         "times": [(title, found[key]) for key, title in charts.TIMES],
