@@ -13,7 +13,7 @@ Output tokens include the reasoning ones, as OpenAI bills them.
 
 import json
 
-from ct.transcript import whole
+from ct.transcript import add_counts, whole
 
 _CODEX_COUNTS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
 
@@ -46,6 +46,5 @@ def count_line(line: bytes, reading: dict) -> None:
     if not model or not any(grown):
         return
     all_input, cached, cache_written, output = grown
-    totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
     added = [max(0, all_input - cached - cache_written), output, cached, cache_written]
-    totals[:] = [t + a for t, a in zip(totals, added, strict=True)]
+    add_counts(reading, model, added)

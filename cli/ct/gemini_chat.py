@@ -13,7 +13,7 @@ they count as output.
 
 import json
 
-from ct.transcript import whole
+from ct.transcript import add_counts, first_sight, whole
 
 # The ids of the latest replies, to count a reply written again once: its copies come
 # one after another, so a few are enough.
@@ -31,11 +31,8 @@ def count_line(line: bytes, reading: dict) -> None:
     tokens, model, reply = entry.get("tokens"), entry.get("model"), entry.get("id")
     if not isinstance(tokens, dict) or not isinstance(model, str) or not model:
         return
-    seen = reading.setdefault("gemini_ids", [])
-    if isinstance(reply, str):
-        if reply in seen:
-            return
-        seen[:] = [*seen, reply][-KEPT_IDS:]
+    if isinstance(reply, str) and not first_sight(reading, "gemini_ids", reply, KEPT_IDS):
+        return
     given, cached = (
         whole(tokens.get("input")) + whole(tokens.get("tool")),
         whole(tokens.get("cached")),
@@ -46,7 +43,5 @@ def count_line(line: bytes, reading: dict) -> None:
         cached,
         0,
     ]
-    if not any(added):
-        return
-    totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
-    totals[:] = [t + a for t, a in zip(totals, added, strict=True)]
+    if any(added):
+        add_counts(reading, model, added)

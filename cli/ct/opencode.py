@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ct import agent_names, claude_code, files, hook_engine
 from ct.hook_engine import Hook
-from ct.transcript import whole
+from ct.transcript import add_counts, first_sight, whole
 
 # OpenCode's events, by the Claude Code event of the same meaning (and the steps' own).
 EVENTS = {
@@ -90,11 +90,8 @@ def count_line(line: bytes, reading: dict) -> None:
     tokens = step.get("tokens") if isinstance(step, dict) else None
     if not isinstance(tokens, dict) or not isinstance(step.get("model"), str):
         return
-    seen = reading.setdefault("steps", [])
-    if step.get("id"):
-        if step["id"] in seen:
-            return
-        seen[:] = [*seen, step["id"]][-KEPT_STEPS:]
+    if step.get("id") and not first_sight(reading, "steps", step["id"], KEPT_STEPS):
+        return
     cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
     added = [
         whole(tokens.get("input")),
@@ -103,8 +100,7 @@ def count_line(line: bytes, reading: dict) -> None:
         whole(cache.get("write")),
     ]
     if any(added):
-        totals = reading["totals"].setdefault(step["model"], [0, 0, 0, 0])
-        totals[:] = [t + a for t, a in zip(totals, added, strict=True)]
+        add_counts(reading, step["model"], added)
 
 
 HANDLERS = {

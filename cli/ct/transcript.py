@@ -115,5 +115,21 @@ def count_line(line: bytes, reading: dict) -> None:
             reading["replies"].pop(next(iter(reading["replies"])))
 
 
+def first_sight(reading: dict, key: str, ident: str, kept: int) -> bool:
+    """Whether `ident` is new among the latest `kept` idents kept under `key` (it is kept
+    now): a record that writes an entry again, one after the other, counts it once."""
+    seen = reading.setdefault(key, [])
+    if ident in seen:
+        return False
+    seen[:] = [*seen, ident][-kept:]
+    return True
+
+
+def add_counts(reading: dict, model: str, added: list[int]) -> None:
+    """Add `added` (input, output, cache read, cache write) to `model`'s totals."""
+    totals = reading["totals"].setdefault(model, [0, 0, 0, 0])
+    totals[:] = [t + a for t, a in zip(totals, added, strict=True)]
+
+
 def whole(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
