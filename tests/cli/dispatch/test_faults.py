@@ -49,6 +49,9 @@ def test_an_agent_killed_mid_run_fails_its_node_with_its_work_in_the_handoff(
     try:
         pid = started_agent(env)
         assert wait_for(lambda: branch_head(repo, "ct/p/a") != branch_head(repo, "main"))
+        # It says so after its commit: killed between the two, it would have said nothing.
+        logs = Path(env["XDG_STATE_HOME"]) / "control-tower" / "runs"
+        assert wait_for(lambda: any("did the work on" in p.read_text() for p in logs.glob("*.log")))
         os.kill(pid, signal.SIGKILL)
         assert running.wait(30) == 1  # --once: the plan is not done
     finally:
