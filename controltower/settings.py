@@ -210,12 +210,12 @@ WEBHOOK_PING_TIMEOUT_SECONDS = env_int("WEBHOOK_PING_TIMEOUT_SECONDS", 5)
 # Internal networks (CIDRs) a webhook may point into; by default none: loopback, private,
 # link-local, CGNAT, multicast and reserved addresses are refused (sessions/rules/addresses.py).
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS")
-# Written into a new plan that names none (DESIGN.md, "Liveness"): the minutes of silence
+# Written into a new plan that names none (docs/rules.md, "Liveness"): the minutes of silence
 # a node's active session may keep before it lapses, and the cap on attempts at a node
 # past which a lapsed one is no longer reclaimed.
 LEASE_MINUTES = env_int("LEASE_MINUTES", 30)
 MAX_ATTEMPTS = env_int("MAX_ATTEMPTS", 3)
-# Where the work lands (DESIGN.md, v4): the secret of the repository's (or GitHub App's)
+# Where the work lands (docs/rules.md): the secret of the repository's (or GitHub App's)
 # webhook — without it /integrations/github answers 404 — and the user its deliveries
 # append as (made on first use, never able to sign in).
 GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")

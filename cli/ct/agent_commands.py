@@ -1,4 +1,4 @@
-"""The agents `ct dispatch` runs headless (DESIGN.md, "Running the plan", and v5 "Every
+"""The agents `ct dispatch` runs headless (docs/rules.md, "Running the plan", and v5 "Every
 agent"): each one's command line, with `PROMPT` standing for the prompt's text and
 `RESUME` for the words that resume the agent's own conversation (nothing on a first
 run); what its environment needs for `ct`'s hooks; and how its output says its own

@@ -1,4 +1,4 @@
-"""Which agent program `ct` acts for, and its version (DESIGN.md v5, Vocabulary: an
+"""Which agent program `ct` acts for, and its version (docs/rules.md, "Vocabulary": an
 event's `agent`, e.g. `claude-code 2.1.332`).
 
 `CT_AGENT` says it outright (the dispatcher sets it for the agents it launches, so that

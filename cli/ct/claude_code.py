@@ -1,5 +1,5 @@
 """`ct hook claude-code`: Claude Code's hooks report its session to the tower by
-themselves (DESIGN.md, "The agent's side"), and hand a person's messages, or the news that
+themselves (docs/rules.md, "The agent's side"), and hand a person's messages, or the news that
 someone else took the work over, to the agent before its next tool call.
 
 The hook's input and output are Claude Code's own, as `@anthropic-ai/claude-agent-sdk`'s
@@ -8,7 +8,7 @@ hook_event_name, and each event's fields; `SyncHookJSONOutput` with its
 `hookSpecificOutput`). What every agent's hooks share is `ct.hook_engine`; this is the
 adapter of Claude Code's events and output.
 
-Decisions DESIGN.md leaves open, taken here:
+Decisions docs/rules.md leaves open, taken here:
 - A Notification blocks the session (the agent waits for a person: a permission prompt,
   an idle prompt); if the agent then runs a tool without a new prompt (the person
   granted the permission), PostToolUse unblocks it ("resumed") instead of a heartbeat.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ct import files
 
-# Exit statuses (DESIGN.md, "The agent's side").
+# Exit statuses (docs/rules.md, "The agent's side").
 DONE, REFUSED, USAGE, NOT_ALLOWED, UNREACHABLE, TIMED_OUT = 0, 1, 2, 3, 4, 5
 
 

@@ -1,6 +1,6 @@
 """`ct hook codex`: Codex CLI's hooks report its session to the tower as Claude Code's do
-(DESIGN.md v5, "Every agent"; ../shared/agents/README.md has the facts, checked against
-Codex 0.169).
+(docs/rules.md, "Every agent"; docs/agents.md has the facts about its hooks, checked
+against Codex 0.169).
 
 Codex's hook input and output are shaped as Claude Code's: the same `session_id`,
 `transcript_path`, `cwd` and `hook_event_name`, its shell tool arriving as `Bash` with a

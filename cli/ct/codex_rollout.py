@@ -1,5 +1,5 @@
 """What a Codex session spent, from its rollout file (`transcript_path`: one JSON object a
-line, DESIGN.md v5 "Every agent"). Codex writes the session's running totals in `event_msg`
+line, docs/rules.md, "Every agent"). Codex writes the session's running totals in `event_msg`
 lines of type `token_count` (`info.total_token_usage`), without the model's name: that is
 in the latest `turn_context` line's `payload.model`. Each total's growth since the last is
 counted to the model then in use, so a total written twice counts once, and a session that

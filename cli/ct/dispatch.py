@@ -1,4 +1,4 @@
-"""`ct dispatch PLAN -- COMMAND …` (DESIGN.md, "Running the plan"): claim the plan's ready
+"""`ct dispatch PLAN -- COMMAND …` (docs/rules.md, "Running the plan"): claim the plan's ready
 nodes, run an agent for each in a git worktree of its own, and keep every process honest
 to the stream.
 
@@ -109,8 +109,9 @@ class Dispatcher:
         self.plan = plan
         # Named in the first heartbeat's note, which the plan page reads back.
         self.agent_name = Path(agent.words[0]).name if args.trailing else args.agent
-        # What its events say wrote them: the program and version (DESIGN v5), also
-        # given to the agent as CT_AGENT, so that its hooks and its `ct` say the same.
+        # What its events say wrote them: the program and version (docs/rules.md,
+        # "Vocabulary"), also given to the agent as CT_AGENT, so that its hooks and its `ct`
+        # say the same.
         self.agent_label = agent_names.label(self.agent_name)
         self.runs: dict[str, Run] = {}
         self.parked: dict[str, Run] = {}

@@ -1,5 +1,5 @@
 """`ct hook gemini`: Gemini CLI's hooks report its session to the tower as Claude Code's
-do (DESIGN.md v5, "Every agent"; ../shared/agents/README.md has the facts, checked
+do (docs/rules.md, "Every agent"; docs/agents.md has the facts about its hooks, checked
 against Gemini CLI 0.61, and its own reference is the package's
 `bundle/docs/hooks/reference.md`).
 

@@ -1,5 +1,5 @@
 """What a Gemini CLI session spent, from its chat file (`transcript_path`,
-`~/.gemini/tmp/<project>/chats/session-*.jsonl`: one JSON object a line, DESIGN.md v5
+`~/.gemini/tmp/<project>/chats/session-*.jsonl`: one JSON object a line, docs/rules.md,
 "Every agent"). Each model reply is a line of `type: "gemini"` with its `id`, `model`
 and `tokens` (`input`, `output`, `cached`, `thoughts`, `tool`, `total`); Gemini CLI 0.61
 writes a reply twice (again when its tool calls are done) with the same id and figures,

@@ -1,4 +1,4 @@
-"""The hook engine: what every agent's hooks share (DESIGN.md, "The agent's side"). An
+"""The hook engine: what every agent's hooks share (docs/rules.md, "The agent's side"). An
 adapter per agent (`claude_code`, `codex`, `gemini`, `opencode`) maps its own events onto handlers
 of a `Hook`, and says things in its own output format (`Agent`). The handlers speak
 Claude Code's words (its event and tool names, its tools' fields): an agent whose input

@@ -1,5 +1,5 @@
 """Each agent's hook configuration (`ct hooks AGENT [--install [--shared]]`): printed, or
-merged into that agent's own settings file (DESIGN.md v5, "Every agent").
+merged into that agent's own settings file (docs/rules.md, "Every agent").
 
 | agent | yours alone | the team's (`--shared`) |
 | --- | --- | --- |

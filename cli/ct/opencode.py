@@ -1,7 +1,7 @@
 """`ct hook opencode`: OpenCode's plugin (`ct.opencode_plugin`, which `ct hooks opencode
 --install` writes) passes its events here, and this reports its session to the tower as
-Claude Code's hooks do (DESIGN.md v5, "Every agent"; ../shared/agents/README.md has the
-facts, checked against OpenCode 1.18).
+Claude Code's hooks do (docs/rules.md, "Every agent"; docs/agents.md has the facts about
+its plugin, checked against OpenCode 1.18).
 
 OpenCode has no command hooks: its plugins run in its own process. The plugin sends each
 event as a hook input of ours, `{"hook_event_name", "session_id", "cwd", …}` with

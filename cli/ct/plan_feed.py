@@ -1,4 +1,4 @@
-"""A dispatcher's wait for its plan to move (DESIGN.md, "Running the plan": nothing to
+"""A dispatcher's wait for its plan to move (docs/rules.md, "Running the plan": nothing to
 claim, wait on the feed — a long poll, never a fixed interval).
 
 Idle from the moment a claim finds nothing, it asks the tower's feed, narrowed to the

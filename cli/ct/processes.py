@@ -1,5 +1,5 @@
 """A dispatched agent's processes: ended as a whole group, however they were left, and
-how their end is told (DESIGN.md, "Running the plan": nothing outlives its session)."""
+how their end is told (docs/rules.md, "Running the plan": nothing outlives its session)."""
 
 import contextlib
 import os

@@ -1,4 +1,4 @@
-"""Space on the agent's side (DESIGN.md, "Space"): before a tool writes a file, who else
+"""Space on the agent's side (docs/rules.md, "Space"): before a tool writes a file, who else
 holds that path in this repository, answered from a copy of the repository's
 reservations at most `FRESH_SECONDS` old kept in the state folder, so that a write costs
 no request while the copy is fresh.

@@ -1,5 +1,5 @@
 """Text as the tower takes it. The tower refuses control characters, bidirectional
-controls and the other invisible format characters in every text field (DESIGN.md,
+controls and the other invisible format characters in every text field (docs/rules.md,
 "Vocabulary"); a hook sends a person's words that may hold them (an ANSI escape pasted
 from a terminal, U+202E), and a refusal would set the event aside while the agent goes
 on. So they are taken out before sending: the words arrive, less what cannot show.

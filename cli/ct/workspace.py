@@ -1,4 +1,4 @@
-"""A dispatched run's workspace (DESIGN.md, "Running the plan"): its git worktree on the
+"""A dispatched run's workspace (docs/rules.md, "Running the plan"): its git worktree on the
 branch `ct/<plan>/<node>`, the prompt its agent is given, and the log of what it said.
 Each worktree lives in the state folder, so a dispatcher's leftovers are found again.
 

@@ -1,4 +1,4 @@
-"""Whose hand: a person, or an agent program acting for them (DESIGN.md v5, Vocabulary:
+"""Whose hand: a person, or an agent program acting for them (docs/rules.md, "Vocabulary":
 an event's `agent`). Pure Python."""
 
 # The programs the hooks and the dispatcher name, as people call them; an agent value

@@ -1,4 +1,4 @@
-"""Budgets (DESIGN.md, "Spend"): what a node and its plan may spend, and whether either is
+"""Budgets (docs/rules.md, "Spend"): what a node and its plan may spend, and whether either is
 spent. Pure: the costs come in, already rolled up by `spend`.
 
 A node is over budget when its cost reaches its own budget, or its plan's cost reaches

@@ -1,11 +1,11 @@
-"""The rules of the v4 event fields' own values: where the work lands (DESIGN.md, "Where
+"""The rules of the v4 event fields' own values: where the work lands (docs/rules.md, "Where
 the work lands") and budgets ("Spend"). Pure; `vocabulary` names them with the rest."""
 
 import math
 import re
 from decimal import Decimal
 
-# Where the work lands (DESIGN.md, v4): a `session_work`'s fields, and each one's rule.
+# Where the work lands (docs/rules.md): a `session_work`'s fields, and each one's rule.
 WORK_FIELDS = ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state")
 PR_STATES = ("open", "merged", "closed")
 CHECK_STATES = ("pending", "success", "failure")
@@ -19,7 +19,7 @@ BUDGET_MAX = 10**6  # US dollars: a budget is more than 0, at most this, in whol
 
 
 def work_value_error(name, value):
-    """A `session_work` field's own rule (DESIGN.md, "Where the work lands"); `check` is
+    """A `session_work` field's own rule (docs/rules.md, "Where the work lands"); `check` is
     a line of text (`vocabulary.text_error`)."""
     if name == "pr":
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PR_MAX:

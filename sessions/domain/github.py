@@ -1,7 +1,7 @@
-"""GitHub's webhook deliveries as `session_work` reports (DESIGN.md, "The forge
-integration"): the signature they carry, and what each event says of which branch or
-commit. Pure: the payloads are GitHub's documented shapes, read defensively (a value
-outside the field rules is cut or left out, never a refusal of the whole delivery)."""
+"""GitHub's webhook deliveries as `session_work` reports (docs/rules.md, "Where the work
+lands", the forge integration): the signature they carry, and what each event says of which
+branch or commit. Pure: the payloads are GitHub's documented shapes, read defensively (a
+value outside the field rules is cut or left out, never a refusal of the whole delivery)."""
 
 import hashlib
 import hmac

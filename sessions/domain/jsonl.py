@@ -1,7 +1,7 @@
-"""The JSONL codec of DESIGN.md: one `<id>.jsonl` file per session or plan. Pure Python.
+"""The JSONL codec (docs/rules.md, "JSONL"): one `<id>.jsonl` file per session or plan. Pure Python.
 
 `encode_log` writes the canonical form (export); `decode_log` reads it back with the
-leniencies DESIGN.md allows (import), refusing anything else with the file's line number.
+leniencies the rules allow (import), refusing anything else with the file's line number.
 """
 
 import json

@@ -1,5 +1,5 @@
 """Flow metrics over a window of time, from sessions' events. Pure: no Django, no I/O
-(DESIGN.md, "Time and attention").
+(docs/rules.md, "Time and attention").
 
 Over `[since, until)`: the sessions closed in the window give the throughput per UTC day
 by outcome, and their cycle, blocked and review times as nearest-rank percentiles; every

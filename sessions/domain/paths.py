@@ -1,4 +1,4 @@
-"""Space (DESIGN.md, "Space"): the paths a node will touch, as glob patterns relative to
+"""Space (docs/rules.md, "Space"): the paths a node will touch, as glob patterns relative to
 its plan's repository, and whether a path or another pattern may fall under them. Pure.
 
 What a pattern matches is `ct.globs` (the client's module, the standard library only):

@@ -1,11 +1,11 @@
-"""A reclaim's close (DESIGN.md, "Reclaim"): the note a reclaim writes on the lapsed
+"""A reclaim's close (docs/rules.md, "Liveness"): the note a reclaim writes on the lapsed
 session it closes, and reading it back."""
 
 import re
 
 from sessions.domain.vocabulary import CLOSE, LAPSED
 
-# The note of a reclaim's close (DESIGN.md, "Reclaim"): written by the reclaim, read back
+# The note of a reclaim's close (docs/rules.md, "Liveness"): written by the reclaim, read back
 # by what reports it (the Slack line's "silent since").
 _RECLAIM_NOTE = "no activity since {since}; node reclaimed by session {session}"
 _RECLAIM_NOTE_PATTERN = re.compile(r"no activity since (\S+); node reclaimed by session (\S+)")

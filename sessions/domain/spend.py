@@ -1,4 +1,4 @@
-"""What a session spent (DESIGN.md, "Spend"): its token totals per model from its
+"""What a session spent (docs/rules.md, "Spend"): its token totals per model from its
 `session_usage` reports, and their cost from a price table. Pure.
 
 Reports carry totals so far, not increments: a model's count is the largest any of its
@@ -156,7 +156,7 @@ def cost_of(counts: Mapping[str, Sequence[int]], prices: PriceTable) -> Decimal:
 
 
 def usage(events: Iterable[EventRecord], prices: PriceTable) -> Usage | None:
-    """A session's usage (DESIGN.md): None when it reported none."""
+    """A session's usage (docs/rules.md, "Spend"): None when it reported none."""
     return priced(totals(events), prices)
 
 

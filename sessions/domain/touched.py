@@ -1,4 +1,4 @@
-"""The paths a session wrote (DESIGN.md, "Touched paths"): what its heartbeats reported,
+"""The paths a session wrote (docs/rules.md, "Space"): what its heartbeats reported,
 distinct, most recent first (within one report, the later in its list first). Pure."""
 
 from collections.abc import Iterable

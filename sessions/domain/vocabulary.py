@@ -1,4 +1,5 @@
-"""The event vocabulary of DESIGN.md: types, their fields and limits, statuses, transitions.
+"""The event vocabulary (docs/rules.md, "Vocabulary"): types, their fields and limits,
+statuses, transitions.
 
 Pure Python, shared by the append function, the JSONL codec, the forms and the API, so
 that every surface refuses exactly the same inputs with the same words.
@@ -133,7 +134,7 @@ FIELDS = {
 LIVENESS_FIELDS = ("lease", "max_attempts")
 INTEGER_RANGES = {"lease": (1, 10**6), "max_attempts": (1, 100)}
 # What makes a node done (v4): its session's close (the default), or its pull request's
-# merge (DESIGN.md, "Done on evidence").
+# merge (docs/rules.md, "Where the work lands").
 DONE_WHEN = ("close", "merge")
 # A plan amend's `budget_usd: null` (the plan's budget removed) is stored and read as 0,
 # which no budget can be; the surfaces that take an amend pass it as `REMOVED` (so that

@@ -1,4 +1,4 @@
-"""What every webhook request carries (DESIGN.md, "Webhooks"): the headers' names and the
+"""What every webhook request carries (docs/rules.md, "Following along"): the headers' names and the
 signature a receiver checks. One definition, for the worker that sends and the page that
 tells people how to verify."""
 

@@ -1,4 +1,4 @@
-"""Where the work lands (DESIGN.md, v4): a session's repository, branch, head commit, pull
+"""Where the work lands (docs/rules.md): a session's repository, branch, head commit, pull
 request and the checks at its head, as pure functions of its `session_work` events.
 
 Like every projection: events in stream order, nothing written, never raising on odd

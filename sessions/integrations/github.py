@@ -1,5 +1,5 @@
 """`POST /integrations/github`: GitHub's webhook deliveries as GitHub sends them
-(DESIGN.md, "The forge integration"). It only receives: nothing about a session is ever
+(docs/rules.md, "Where the work lands"). It only receives: nothing about a session is ever
 read from GitHub.
 
 The answers, in this order: 404 unless `GITHUB_WEBHOOK_SECRET` is set; 413 for a body

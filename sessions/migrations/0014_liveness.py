@@ -1,4 +1,4 @@
-# Liveness (DESIGN.md): plan events carry a lease and a cap on attempts; sessions gain
+# Liveness (docs/rules.md): plan events carry a lease and a cap on attempts; sessions gain
 # progress and messages, so their status, next action and activity are read by indexes
 # that skip them.
 

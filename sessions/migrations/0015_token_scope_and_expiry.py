@@ -1,4 +1,4 @@
-# Tokens with a scope (read, or read and write) and an end (DESIGN.md, tokens).
+# Tokens with a scope (read, or read and write) and an end (docs/rules.md, "Surfaces").
 
 from django.db import migrations, models
 

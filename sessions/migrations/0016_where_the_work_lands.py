@@ -1,4 +1,4 @@
-# Where the work lands (DESIGN.md, v4): session_work, the eighth session type, with its
+# Where the work lands (docs/rules.md): session_work, the eighth session type, with its
 # fields (commit and check under column names of their own: SQL keywords), and the
 # indexes a forge delivery finds its sessions by (a branch, a commit).
 

@@ -1,4 +1,4 @@
-# Done on evidence (DESIGN.md, v4): a plan says what makes a node done, its session's
+# Done on evidence (docs/rules.md): a plan says what makes a node done, its session's
 # close or its pull request's merge.
 
 

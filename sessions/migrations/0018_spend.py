@@ -1,4 +1,4 @@
-# Spend (DESIGN.md, v4): session_usage, the ninth session type, with its model (under a
+# Spend (docs/rules.md): session_usage, the ninth session type, with its model (under a
 # column name of its own) and its four token totals.
 
 

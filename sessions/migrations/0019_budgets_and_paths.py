@@ -1,4 +1,4 @@
-# Budgets and space (DESIGN.md, v4): a plan's budget in US dollars, an amend's per-node
+# Budgets and space (docs/rules.md): a plan's budget in US dollars, an amend's per-node
 # budgets and path patterns, and a heartbeat's touched paths (the last two, JSON text).
 
 

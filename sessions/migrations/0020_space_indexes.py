@@ -1,4 +1,4 @@
-# Space (DESIGN.md, v4): the plans that name a repository, and a session's reports of
+# Space (docs/rules.md): the plans that name a repository, and a session's reports of
 # the paths it wrote, each found by a partial index of their few events.
 
 

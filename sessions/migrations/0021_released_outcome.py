@@ -1,4 +1,4 @@
-# Running the plan (DESIGN.md, v5): a session's close may say `released`, its worker
+# Running the plan (docs/rules.md): a session's close may say `released`, its worker
 # handing the node back unfinished. The column is unchanged (text of at most 16
 # characters); only the choices Django checks a model against grow.
 

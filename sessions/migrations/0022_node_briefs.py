@@ -1,4 +1,4 @@
-# A node's brief (DESIGN.md v5, "Running the plan"): a plan_create's nodes carry it in
+# A node's brief (docs/rules.md, "Running the plan"): a plan_create's nodes carry it in
 # their JSON; an amend's per-node briefs (`{key: text or null}`) are JSON text of their own.
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-# Which agent program appended a session event for its actor (DESIGN v5, Vocabulary):
+# Which agent program appended a session event for its actor (docs/rules.md, "Vocabulary"):
 # a nullable column, absent on every event written before.
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-"""Budgets now (DESIGN.md, "Spend"): the budget binding each node of a plan, from the
+"""Budgets now (docs/rules.md, "Spend"): the budget binding each node of a plan, from the
 plan's graph (the budgets in force) and what its nodes spent (`spend.plan_usages`), and
 since when a spent one has been spent."""
 

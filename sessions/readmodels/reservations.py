@@ -1,4 +1,4 @@
-"""Reservations now (DESIGN.md, "Space"): each running node of a plan whose repo is the
+"""Reservations now (docs/rules.md, "Space"): each running node of a plan whose repo is the
 one asked about holds its paths there; a lapsed node (its lease run out) or a closed
 session holds nothing. Worked out at each read: lapse depends on `now`."""
 

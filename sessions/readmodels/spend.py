@@ -1,4 +1,4 @@
-"""What sessions, nodes and plans spent (DESIGN.md, "Spend"): the pure `domain.spend`
+"""What sessions, nodes and plans spent (docs/rules.md, "Spend"): the pure `domain.spend`
 over each session's token totals, priced by the table in force (`config.prices`)."""
 
 from collections.abc import Iterable, Sequence

@@ -1,4 +1,4 @@
-"""Where a webhook may point (DESIGN.md, "Webhooks are a way out of the server"): never
+"""Where a webhook may point (docs/rules.md, "Following along"): never
 inside the network the server sits in, unless an operator allows it.
 
 The rules are written once, here, and used twice: when a subscription is saved (every

@@ -92,8 +92,8 @@ def _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key)
         settings = config.current()
         fields.setdefault("lease", settings.lease_minutes)
         fields.setdefault("max_attempts", settings.max_attempts)
-        # v5: evidence is the default where a repository holds it (DESIGN.md, "Done on
-        # evidence"): a plan on a repo is done on merge unless it says otherwise.
+        # Evidence is the default where a repository holds it (docs/rules.md, "Where the
+        # work lands"): a plan on a repo is done on merge unless it says otherwise.
         fields.setdefault("done_when", "merge" if fields.get("repo") else "close")
     return fields
 

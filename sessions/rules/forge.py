@@ -1,4 +1,4 @@
-"""The forge's deliveries appended (DESIGN.md, "The forge integration"): each one a
+"""The forge's deliveries appended (docs/rules.md, "Where the work lands"): each one a
 `session_work` on every session it is about, as the forge's own user, under the
 delivery's id as the idempotency key, so a redelivery appends nothing."""
 

@@ -1,4 +1,4 @@
-"""Where the work lands (DESIGN.md, v4): the rules of a `session_work` that depend on its
+"""Where the work lands (docs/rules.md): the rules of a `session_work` that depend on its
 stream — a pull request's url or state needs a pull request known — and the close a
 merge appends in the same transaction, which fences the worker still pushing."""
 

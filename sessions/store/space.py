@@ -1,4 +1,4 @@
-"""Space (DESIGN.md, "Space"): the plans that name a repository, the unclosed sessions on
+"""Space (docs/rules.md, "Space"): the plans that name a repository, the unclosed sessions on
 their nodes with their owners, and the paths sessions reported writing."""
 
 import json

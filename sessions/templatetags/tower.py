@@ -75,7 +75,7 @@ def from_block(moment):
 @register.filter
 def next_besides_blockers(view):
     """The next action a card shows apart from its blockers: none when it is an open
-    block's reason, already said as the blocker (DESIGN.md, Surfaces: said once)."""
+    block's reason, already said as the blocker (docs/rules.md, "Surfaces": said once)."""
     said_as_blocker = view.next_action_block is not None and any(
         block.reason == view.next_action for block in view.blockers
     )

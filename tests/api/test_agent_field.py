@@ -1,4 +1,4 @@
-"""Which agent wrote an event, over real HTTP (DESIGN.md v5, Vocabulary: `agent`): any
+"""Which agent wrote an event, over real HTTP (docs/rules.md, "Vocabulary": `agent`): any
 session event may carry it, its answer and the session's view say it, a claim puts it on
 the start, the log keeps it; too long or holding control characters, refused naming the
 field, writing nothing."""

@@ -1,4 +1,4 @@
-"""A node's brief over real HTTP (DESIGN.md v5, "Running the plan"): the text an agent is
+"""A node's brief over real HTTP (docs/rules.md, "Running the plan"): the text an agent is
 given to do the node, in a plan's nodes and an amend's `briefs` (null removes it); in
 the plan view and a claim's answer; too long or holding control characters, refused
 with the node named and nothing written."""

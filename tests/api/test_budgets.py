@@ -1,4 +1,4 @@
-"""Budgets over real HTTP (DESIGN.md, "Spend"): `budget_usd` on plans and nodes, `budgets`
+"""Budgets over real HTTP (docs/rules.md, "Spend"): `budget_usd` on plans and nodes, `budgets`
 in an amend; a spent node or plan is not claimed, started or reclaimed (409
 `budget_spent`); the session view's `budget` and the attention `over_budget`; bad
 budgets refused with the field named, nothing written."""

@@ -1,4 +1,4 @@
-"""Done on evidence (DESIGN.md, "Where the work lands"): under a plan's `done_when:
+"""Done on evidence (docs/rules.md, "Where the work lands"): under a plan's `done_when:
 "merge"` a node whose latest session closed done is done only once its pull request
 merged, failed when it closed unmerged, and `merging` until then — nothing that needs it
 is ready meanwhile. Over real HTTP."""

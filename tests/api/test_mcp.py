@@ -16,7 +16,7 @@ from tests.support.mcp import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# The tools the contract names (DESIGN.md, "MCP server"), and the feed's.
+# The tools the contract names (docs/rules.md, "Surfaces"), and the feed's.
 CONTRACT_TOOLS = {
     "start_session",
     "block_session",

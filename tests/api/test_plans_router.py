@@ -1,4 +1,4 @@
-"""Build plans through the API: DESIGN.md's rules for plans, node starts, claims and
+"""Build plans through the API: the rules (docs/rules.md) for plans, node starts, claims and
 outcomes, each as one behaviour; racing claims and starts over real HTTP."""
 
 import pytest

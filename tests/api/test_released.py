@@ -1,6 +1,6 @@
-"""A worker hands its node back unfinished: `outcome: "released"` (DESIGN.md v5, what a
-stopping dispatcher writes). The node is ready again at once, with its handoff, where
-`abandoned` fails it."""
+"""A worker hands its node back unfinished: `outcome: "released"` (docs/rules.md,
+"Vocabulary", what a stopping dispatcher writes). The node is ready again at once, with its
+handoff, where `abandoned` fails it."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Space over real HTTP (DESIGN.md, "Space"): a plan's repo and its nodes' paths; the
+"""Space over real HTTP (docs/rules.md, "Space"): a plan's repo and its nodes' paths; the
 reservations of running nodes (not lapsed, not closed); touched paths in a session's
 view; the overlap-aware ready list and claim order; bad patterns and paths refused with
 the field named, nothing written."""

@@ -1,4 +1,4 @@
-"""`session_usage` over real HTTP (DESIGN.md, "Spend"): a session's usage in its view,
+"""`session_usage` over real HTTP (docs/rules.md, "Spend"): a session's usage in its view,
 priced by the table in force; totals, not increments; activity, the status kept, allowed
 after a close; bad input refused with its field named, nothing written."""
 

@@ -1,4 +1,4 @@
-"""`session_work` over real HTTP (DESIGN.md, "Where the work lands"): a report lands in
+"""`session_work` over real HTTP (docs/rules.md, "Where the work lands"): a report lands in
 the session's view, in any status, and is not activity; bad input is refused with its
 field named; a merged pull request closes the session, and its worker is fenced."""
 

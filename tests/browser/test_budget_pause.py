@@ -1,4 +1,4 @@
-"""The pause-and-raise flow end to end (DESIGN.md, "Spend"): the real hooks pause an
+"""The pause-and-raise flow end to end (docs/rules.md, "Spend"): the real hooks pause an
 agent whose node spent its budget; a person sees it on the board, raises the budget from
 the plan page and unblocks the session from its card; the hooks let the agent go on."""
 
@@ -65,7 +65,7 @@ def test_paused_by_the_hooks_raised_and_unblocked_on_the_pages_and_let_go_on(hoo
     act_on_card(board, "fix-login", "Unblock")
     expect(card(column(board, "active"), "fix-login")).to_be_visible()
 
-    # The person's answer reaches the agent once (DESIGN v5), then it goes on.
+    # The person's answer reaches the agent once (docs/rules.md, "Messages"), then it goes on.
     told = hook("PreToolUse", tool_name="Edit", tool_input={"file_path": "ledger.py"})
     assert "alice answered: go on" in told["hookSpecificOutput"]["permissionDecisionReason"]
     assert hook("PreToolUse", tool_name="Edit", tool_input={"file_path": "ledger.py"}) is None

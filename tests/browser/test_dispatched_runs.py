@@ -1,4 +1,4 @@
-"""What people see of the runs `ct dispatch` launched (DESIGN.md, "Running the plan",
+"""What people see of the runs `ct dispatch` launched (docs/rules.md, "Running the plan",
 "What people see"): for each running or parked node, its agent, the machine, since when,
 its spend and its brief; a parked session says that the answer resumes the agent."""
 

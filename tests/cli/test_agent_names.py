@@ -1,6 +1,6 @@
-"""Which agent `ct` writes for (DESIGN.md v5: an event's `agent`): the hooks stamp every
-event with the program and the version of its npm package, `CT_AGENT` says it outright,
-and a person's own `ct` says nothing."""
+"""Which agent `ct` writes for (docs/rules.md, "Vocabulary": an event's `agent`): the hooks
+stamp every event with the program and the version of its npm package, `CT_AGENT` says it
+outright, and a person's own `ct` says nothing."""
 
 import json
 import os

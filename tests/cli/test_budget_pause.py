@@ -1,4 +1,4 @@
-"""The hooks pause an agent whose node's budget is spent (DESIGN.md, "Spend"): at its next
+"""The hooks pause an agent whose node's budget is spent (docs/rules.md, "Spend"): at its next
 PreToolUse the session is blocked with `budget spent: $X of $Y (node K)` and the tool
 call refused, telling the agent to wait; a person raises the budget and unblocks, and the
 agent goes on. Real hook processes against a live server."""

@@ -1,5 +1,5 @@
 """`ct hook codex`: Codex CLI's hook events, with inputs shaped as Codex 0.169 sends them
-(../shared/agents/captured/codex-*.json), each run as its own process against a live
+(captured from the real program), each run as its own process against a live
 server: the session appears, a message reaches the model before the next tool call in
 Codex's own refusal, a wait on a person's permission blocks, the spend is read from the
 rollout file, and input that is not Codex's lets it go on."""

@@ -1,4 +1,4 @@
-"""The hooks under `ct dispatch` (`CT_DISPATCHED=1`, DESIGN.md "Running the plan"): they
+"""The hooks under `ct dispatch` (`CT_DISPATCHED=1`, docs/rules.md, "Running the plan"): they
 adopt the session the dispatcher claimed (`CT_SESSION`) and report into it; a turn's end
 blocks nothing and the agent's exit closes nothing, since the dispatcher judges the run
 by how its process ended."""

@@ -1,6 +1,6 @@
 """Every agent's hook before a tool call ends within 2 seconds whatever the network does
 (a tower that dribbles its answer a byte at a time, or never answers), exits 0, refuses
-nothing, and keeps what it could not send in the spool (DESIGN v5, "Every agent")."""
+nothing, and keeps what it could not send in the spool (docs/rules.md, "Every agent")."""
 
 import json
 import subprocess

@@ -1,5 +1,5 @@
 """`ct hook gemini`: Gemini CLI's hook events, with inputs shaped as Gemini CLI 0.61 sends
-them (../shared/agents/captured/gemini-*.json), each run as its own process against a
+them (captured from the real program), each run as its own process against a
 live server: the session appears, a person's prompt is read past the context the hooks
 added, a message reaches the model in Gemini CLI's own refusal, a reserved path is
 refused to its own write tools, the spend is read from its chat file, and input that is

@@ -1,6 +1,7 @@
-"""What the hooks say is true (issue 55, DESIGN v5): a person's Close stops the running
-agent, naming who closed it and why; an agent that ends while it waits on a person has
-not done its work (abandoned, not done); a paused agent may still wait for the person."""
+"""What the hooks say is true (docs/rules.md, "Liveness" and "Messages"): a person's Close
+stops the running agent, naming who closed it and why; an agent that ends while it waits on
+a person has not done its work (abandoned, not done); a paused agent may still wait for the
+person."""
 
 import pytest
 

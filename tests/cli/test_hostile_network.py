@@ -1,4 +1,4 @@
-"""The agent's client under a network that misbehaves (DESIGN.md, "The agent's side"):
+"""The agent's client under a network that misbehaves (docs/rules.md, "The agent's side"):
 real `ct` processes, real socket servers playing the bad tower, Claude Code's hook
 payloads; nothing stalls past its deadline, nothing is lost, nothing is set aside but
 the tower's own refusal."""

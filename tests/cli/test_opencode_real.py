@@ -22,7 +22,7 @@ from tests.support.git_repo import commit
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # npm skips OpenCode's own install script, which would link this native build in place
-# of its launcher (../shared/agents/README.md).
+# of its launcher: the test runs the native build itself.
 OPENCODE = AGENTS / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
 # What OpenCode would fetch at its start (its model catalogue, an update, language
 # servers), which a test has no network for.

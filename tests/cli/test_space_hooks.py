@@ -1,4 +1,4 @@
-"""The hooks and space (DESIGN.md, "Space"): before a write, who else holds the path —
+"""The hooks and space (docs/rules.md, "Space"): before a write, who else holds the path —
 told (`CT_RESERVATIONS=warn`, the default) or refused (`deny`) — from a copy of the
 repo's reservations at most 15 s old; the agent's own node never counts; a path outside
 the repo is never reserved; a tower away lets the write through; written paths go with

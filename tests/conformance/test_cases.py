@@ -5,7 +5,7 @@ API as of the cases' `now` and of each snapshot, export byte for byte, import th
 export again unchanged, and refuse each invalid file at its line, writing nothing.
 
 The clock of the cases is fixed by asking "as of" their moment, which is the view at
-`now = at` (DESIGN.md, "As of a moment"). What only v2 holds (metrics, lists, the
+`now = at` (docs/rules.md, "Time and attention"). What only v2 holds (metrics, lists, the
 import's refusals by name) is tested beside this module."""
 
 import json

@@ -1,4 +1,4 @@
-"""v4's path cases (DESIGN.md, "Space"): what `matches(pattern, path)` and
+"""v4's path cases (docs/rules.md, "Space"): what `matches(pattern, path)` and
 `may_overlap(a, b)` must answer, computed by an independent reference — for the tower's
 glob rules, which `ct`'s hooks share (`ct.globs`)."""
 

@@ -1,4 +1,4 @@
-"""Budgets (DESIGN.md, "Spend"): which budget binds a node, whether it is spent, since
+"""Budgets (docs/rules.md, "Spend"): which budget binds a node, whether it is spent, since
 when; budgets as plan events set, change and remove them; what makes a budget valid."""
 
 from datetime import UTC, datetime, timedelta

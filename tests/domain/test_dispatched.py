@@ -1,5 +1,5 @@
 """Which agent runs a dispatched session, and where, read off the dispatcher's first
-note (DESIGN.md, "Running the plan": `dispatched: claude-code on HOST`)."""
+note (docs/rules.md, "Running the plan": `dispatched: claude-code on HOST`)."""
 
 from datetime import UTC, datetime
 

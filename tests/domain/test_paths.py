@@ -1,4 +1,4 @@
-"""The glob rules of DESIGN.md, "Space", sentence by sentence; then properties over
+"""The glob rules of docs/rules.md, "Space", sentence by sentence; then properties over
 random patterns and paths."""
 
 import re

@@ -1,4 +1,4 @@
-"""The pure plan functions (`sessions.plans`): DESIGN.md's derivations on the v2 cases,
+"""The pure plan functions (`sessions.plans`): the derivations of docs/rules.md on the v2 cases,
 and properties that hold for any graph and any history of node sessions."""
 
 import itertools

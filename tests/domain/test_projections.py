@@ -1,4 +1,5 @@
-"""The projections of DESIGN.md: conformance cases, one test per rule, and properties."""
+"""The projections (docs/rules.md, "Projections"): conformance cases, one test per rule, and
+properties."""
 
 from datetime import UTC, datetime, timedelta
 

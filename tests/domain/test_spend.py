@@ -1,4 +1,4 @@
-"""Spend (DESIGN.md, "Spend"): a session's usage from its totals so far, priced by the
+"""Spend (docs/rules.md, "Spend"): a session's usage from its totals so far, priced by the
 longest dated prefix, in exact decimals rounded per model; roll-ups; the price table's
 own rules; the table the project ships."""
 

@@ -1,4 +1,4 @@
-"""`work(events)`: where a session's work lands, as DESIGN.md ("Where the work lands")
+"""`work(events)`: where a session's work lands, as docs/rules.md ("Where the work lands")
 states it, sentence by sentence; and `failing_since`, red checks' moment."""
 
 from datetime import UTC, datetime, timedelta

@@ -1,5 +1,5 @@
 """`POST /integrations/github` with GitHub's own payloads and signatures, over real HTTP
-(DESIGN.md, "The forge integration"): the answers' order (404, 413, 401, 400), each
+(docs/rules.md, "Where the work lands"): the answers' order (404, 413, 401, 400), each
 event's mapping onto the sessions it is about, forks, redeliveries, and a merge that
 closes the work and fences the agent still pushing.
 

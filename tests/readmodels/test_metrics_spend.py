@@ -1,4 +1,4 @@
-"""The metrics' spend (DESIGN.md, "Spend"): kept per (UTC day, owner, agent) and caught up by
+"""The metrics' spend (docs/rules.md, "Spend"): kept per (UTC day, owner, agent) and caught up by
 the reports between positions, it must say exactly what counting every session's latest
 report in the window says — whatever the window's ends, and after sessions report again
 (a session leaves its old day for its new one)."""

@@ -1,5 +1,5 @@
 """A start that names no id, retried under the same Idempotency-Key, answers with what
-it made instead of making another (DESIGN.md, "Appending"): sessions, plans, node starts,
+it made instead of making another (docs/rules.md, "Appending"): sessions, plans, node starts,
 MCP's start_session, and racing retries over real HTTP."""
 
 from concurrent.futures import ThreadPoolExecutor

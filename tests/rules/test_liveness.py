@@ -1,4 +1,4 @@
-"""Liveness (DESIGN.md, "Liveness" and "Messages"): heartbeats and messages leave the
+"""Liveness (docs/rules.md, "Liveness" and "Messages"): heartbeats and messages leave the
 status alone; a node's session silent past its plan's lease lapses, derived at `now`;
 a claim or a start by name reclaims it in one transaction, closing the silent session
 (whose worker is then fenced off); a release hands it back; attempts are capped; the

@@ -1,6 +1,6 @@
-"""Whose hand, on the pages (DESIGN.md v5: an event's `agent`): "Codex for alice" on the
-card, the session page and the timeline, the version on hover and in the audit; a
-person's form never says an agent wrote it."""
+"""Whose hand, on the pages (docs/rules.md, "Vocabulary": an event's `agent`): "Codex for
+alice" on the card, the session page and the timeline, the version on hover and in the
+audit; a person's form never says an agent wrote it."""
 
 import pytest
 from django.urls import reverse

@@ -1,7 +1,7 @@
-"""Briefs in the plan forms (DESIGN.md v5): the New plan form and the amend form take
-them as “## key” headings, each followed by its text; the plan page shows them; a
-brief that names no node, or text before any heading, re-shows the form with the error
-and writes nothing."""
+"""Briefs in the plan forms (docs/rules.md, "Running the plan"): the New plan form and the
+amend form take them as “## key” headings, each followed by its text; the plan page shows
+them; a brief that names no node, or text before any heading, re-shows the form with the
+error and writes nothing."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The plan page's budget form (DESIGN.md, "Spend"): a person sets the plan's budget or a
+"""The plan page's budget form (docs/rules.md, "Spend"): a person sets the plan's budget or a
 node's, an amend, seeing what each spent; a budget the rules refuse re-shows the form
 with the error and writes nothing; only the plan's owner or a lead sees it."""
 

@@ -1,4 +1,4 @@
-"""/api/reservations: the paths running nodes hold in a repository (DESIGN.md, "Space")."""
+"""/api/reservations: the paths running nodes hold in a repository (docs/rules.md, "Space")."""
 
 from django.http import HttpRequest, JsonResponse
 from ninja import Query, Router

@@ -1,5 +1,5 @@
 """Build plans: the graph a plan's events make, and every fact derived from it and from
-its nodes' sessions. Pure: no Django, no clock, no I/O (DESIGN.md, "Build plans").
+its nodes' sessions. Pure: no Django, no clock, no I/O (docs/rules.md, "Build plans").
 
 - `graph`: the graph and the rule of each plan event against it (`apply`);
 - `states`: each node's state from its sessions, the ready order, the critical path;

@@ -1,4 +1,4 @@
-"""Which agent runs a dispatched session, and where (DESIGN.md, "Running the plan").
+"""Which agent runs a dispatched session, and where (docs/rules.md, "Running the plan").
 
 `ct dispatch` says it in the first heartbeat it sends for a session it launched, right
 after the claim's start: `dispatched: claude-code on build-01`. The tower reads it back

@@ -50,7 +50,7 @@ class Graph:
     repo: str | None = None  # the repository its nodes' paths are in (owner/name)
     budget_usd: int | float | None = None  # US dollars the plan may spend, all nodes
     # When each budget in force was set (by the plan event that set it): the plan's under
-    # None, a node's under its key (DESIGN.md: over budget "since" the later of the
+    # None, a node's under its key (docs/rules.md, "Spend": over budget "since" the later of the
     # crossing and this).
     budget_set_at: dict = field(default_factory=dict)
 

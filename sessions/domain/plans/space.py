@@ -1,4 +1,4 @@
-"""Space in a plan (DESIGN.md, "Overlap-aware ready list"): which ready or reclaimable
+"""Space in a plan (docs/rules.md, "Space"): which ready or reclaimable
 nodes may overlap the paths of a running node, and the order that hands out first the
 work that collides with none. Pure."""
 

@@ -1,4 +1,4 @@
-"""`ct dispatch PLAN -- COMMAND` (DESIGN.md, "Running the plan"), against a live tower in
+"""`ct dispatch PLAN -- COMMAND` (docs/rules.md, "Running the plan"), against a live tower in
 real git repositories with a stand-in agent (a Python script that reads its prompt,
 commits a file and exits as told): each node claimed, run in a worktree of its own on
 `ct/<plan>/<node>` and closed by how its process ended; a run past its time ended; a

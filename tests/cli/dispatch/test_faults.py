@@ -1,4 +1,4 @@
-"""`ct dispatch` under faults for real (DESIGN.md, "Running the plan"): an agent killed
+"""`ct dispatch` under faults for real (docs/rules.md, "Running the plan"): an agent killed
 mid-run, a dispatcher killed mid-run, a budget crossed mid-run, a merge that makes the
 next node ready, and the tower away while an agent works. Against a live tower, in real
 git repositories, with the stand-in agent of tests/support/dispatching.py."""

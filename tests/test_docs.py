@@ -1,0 +1,68 @@
+"""The repository explains itself: no file cites a document outside it, and every
+citation of `docs/rules.md` names one of its sections."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "docs" / "rules.md"
+
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".html", ".js", ".css", ".json", ".jsonl"}
+NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", "staticfiles"}
+# Spelled in pieces, so that this file does not cite what it looks for.
+OUTSIDE = re.compile("|".join([r"DESIGN(?:\.md| v[0-9])", r"\.\./" + "shared"]))
+# The team's conformance cases are copied byte for byte (their own words, which name the
+# team's contract); the two files that check the copy against the team's folder name it.
+COPIED = ROOT / "tests" / "conformance"
+DRIFT_CHECKS = {
+    ROOT / "tests" / "conftest.py",
+    COPIED / "test_conformance_copy.py",
+    Path(__file__).resolve(),
+}
+CITATION = re.compile(r'docs/rules\.md, "([^"]+)"')
+
+
+def our_text_files():
+    for path in ROOT.rglob("*"):
+        parts = set(path.relative_to(ROOT).parts)
+        if parts & NOT_OURS or not path.is_file():
+            continue
+        if path.suffix in TEXT_SUFFIXES or path.name == "Makefile":
+            yield path
+
+
+def is_the_copy(path):
+    return path.is_relative_to(COPIED) and path.suffix != ".py"
+
+
+def rules_sections():
+    return {line[3:].strip() for line in RULES.read_text().splitlines() if line[:3] == "## "}
+
+
+def test_no_file_cites_a_document_outside_the_repository():
+    citing = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in our_text_files()
+        if not is_the_copy(path) and path not in DRIFT_CHECKS
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert citing == []
+
+
+def test_every_citation_of_the_rules_names_one_of_their_sections():
+    sections = rules_sections()
+    cited = {
+        " ".join(word for word in name.split() if word != "#")  # a name across comment lines
+        for path in our_text_files()
+        for name in CITATION.findall(path.read_text(errors="replace"))
+    }
+    assert cited, "the code cites the rules by section"
+    assert cited - sections == set()
+
+
+@pytest.mark.parametrize("line", ['see DESIGN.md, "Spend"', "(DESIGN v5)", "../shared/agents"])
+def test_the_outside_pattern_catches_each_way_of_citing_outside(line):
+    assert OUTSIDE.search(line)
