@@ -1,13 +1,20 @@
-"""The repository explains itself: no file cites a document outside it, and every
-citation of `docs/rules.md` names one of its sections."""
+"""The repository explains itself: no file cites a document outside it, every citation
+of `docs/rules.md` names one of its sections, and the table of caches in
+`docs/design.md` names every read model a process keeps."""
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 
+from sessions import readmodels
+from sessions.readmodels import kept
+
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "docs" / "rules.md"
+DESIGN_NOTES = ROOT / "docs" / "design.md"
 
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".html", ".js", ".css", ".json", ".jsonl"}
 NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", "staticfiles"}
@@ -66,3 +73,29 @@ def test_every_citation_of_the_rules_names_one_of_their_sections():
 @pytest.mark.parametrize("line", ['see DESIGN.md, "Spend"', "(DESIGN v5)", "../shared/agents"])
 def test_the_outside_pattern_catches_each_way_of_citing_outside(line):
     assert OUTSIDE.search(line)
+
+
+def cache_names():
+    """Each registered read model's names, `module.ATTRIBUTE`, as the modules of
+    `sessions.readmodels` hold them."""
+    names: dict[int, set[str]] = {}
+    for module_info in pkgutil.iter_modules(readmodels.__path__):
+        module = importlib.import_module(f"{readmodels.__name__}.{module_info.name}")
+        for attribute, value in vars(module).items():
+            if isinstance(value, kept.ReadModel):
+                names.setdefault(id(value), set()).add(f"{module_info.name}.{attribute}")
+    return names
+
+
+def caches_table():
+    section = DESIGN_NOTES.read_text().split("## Caches kept per process", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return re.findall(r"^\| `([\w.]+)` \|", section, flags=re.MULTILINE)
+
+
+def test_the_caches_table_names_each_registered_read_model_once():
+    names = cache_names()
+    table = caches_table()
+    assert len(table) == len(set(table))
+    listed = [model for model in kept.registered() if names.get(id(model), set()) & set(table)]
+    assert len(listed) == len(kept.registered()) == len(table)

@@ -43,11 +43,15 @@ class ReadModel:
         A model that can take it in without asking again does; by default nothing."""
 
 
+def registered() -> tuple["ReadModel", ...]:
+    """Every read model this process has made (docs/design.md lists them all)."""
+    with _registry_lock:
+        return tuple(_REGISTRY)
+
+
 def forget_all() -> None:
     """Drop what every read model keeps, e.g. after the database was emptied or restored."""
-    with _registry_lock:
-        models = list(_REGISTRY)
-    for model in models:
+    for model in registered():
         model.forget()
 
 
