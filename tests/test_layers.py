@@ -3,7 +3,16 @@ of violation planted in a module's source."""
 
 import pytest
 
-from tests.support.layers import MOST_LINES, check_app, check_sizes, check_source, lines_over
+from tests.support.layers import (
+    MOST_LINES,
+    check_app,
+    check_circles,
+    check_sizes,
+    check_source,
+    import_cycles,
+    import_graph,
+    lines_over,
+)
 
 
 def test_the_app_keeps_its_layers():
@@ -89,3 +98,25 @@ def test_no_room_of_the_app_or_the_client_is_over_the_budget():
 def test_a_room_over_the_budget_is_named_with_its_length():
     sources = {"big.py": "x = 1\n" * (MOST_LINES + 1), "small.py": "x = 1\n"}
     assert lines_over(MOST_LINES, sources) == [f"big.py: {MOST_LINES + 1} lines"]
+
+
+def test_no_two_modules_of_the_app_or_the_client_import_each_other():
+    assert check_circles() == []
+
+
+def test_a_planted_circle_is_caught_even_through_a_lazy_import():
+    sources = {
+        "ct.hook": ("from ct import flusher\n", False),
+        "ct.flusher": ("def log():\n    from ct.hook import log\n", False),
+        "ct.text": ("import ct.hook\n", False),
+    }
+    assert import_cycles(import_graph(sources)) == [["ct.flusher", "ct.hook"]]
+
+
+def test_a_package_gathering_its_own_modules_is_no_circle():
+    sources = {
+        "sessions.store": ("from sessions.store.streams import read\n", True),
+        "sessions.store.streams": ("from sessions.store import database\n", False),
+        "sessions.store.database": ("x = 1\n", False),
+    }
+    assert import_cycles(import_graph(sources)) == []

@@ -5,13 +5,7 @@ agent's adapter, so that it starts fast (bench/RESULTS.md §17, §29)."""
 import importlib
 import sys
 
-# The module of each agent's hook (`ct.main` offers the same to `ct hook --help`).
-HOOK_MODULES = {
-    "claude-code": "ct.claude_code",
-    "codex": "ct.codex",
-    "gemini": "ct.gemini",
-    "opencode": "ct.opencode",
-}
+from ct.hook_modules import HOOK_MODULES
 
 
 def main() -> int:

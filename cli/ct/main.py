@@ -16,7 +16,6 @@ from pathlib import Path
 from ct import (
     agent_names,
     dispatch,  # noqa: F401 (its command declares itself)
-    entry,
     files,
     following,  # noqa: F401 (its commands declare themselves)
     gitfacts,
@@ -45,6 +44,7 @@ from ct.commands import (
     session_of,
     split_trailing,
 )
+from ct.hook_modules import HOOK_MODULES
 from ct.lines import attempt_lines, brief_lines, session_line
 
 OUTCOMES = ("done", "failed", "abandoned", "released")
@@ -313,7 +313,7 @@ def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
 
 
 def _hook_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("agent", choices=tuple(entry.HOOK_MODULES))
+    parser.add_argument("agent", choices=tuple(HOOK_MODULES))
 
 
 @command(
@@ -324,7 +324,7 @@ def _hook_flags(parser: argparse.ArgumentParser) -> None:
     offline=True,
 )
 def cmd_hook(args: argparse.Namespace, _: Tower | None) -> None:
-    adapter = importlib.import_module(entry.HOOK_MODULES[args.agent])
+    adapter = importlib.import_module(HOOK_MODULES[args.agent])
     sys.exit(adapter.hook(sys.stdin, sys.stdout))
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from ct import entry
+from ct.hook_modules import HOOK_MODULES
 
 PROBE = """
 import io, json, sys
@@ -19,7 +19,7 @@ print(json.dumps(sorted(name for name in sys.modules if name.startswith(("ct", "
 """
 
 
-@pytest.mark.parametrize("agent", sorted(entry.HOOK_MODULES))
+@pytest.mark.parametrize("agent", sorted(HOOK_MODULES))
 def test_a_hook_imports_its_own_adapter_and_no_parser_nor_other_agents(agent, tmp_path):
     env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
     done = subprocess.run(
@@ -28,6 +28,6 @@ def test_a_hook_imports_its_own_adapter_and_no_parser_nor_other_agents(agent, tm
     assert done.returncode == 0, done.stderr
     imported = set(json.loads(done.stdout.splitlines()[-1]))
     # Claude Code's adapter holds the handlers every agent's shares.
-    others = set(entry.HOOK_MODULES.values()) - {entry.HOOK_MODULES[agent], "ct.claude_code"}
-    assert entry.HOOK_MODULES[agent] in imported
+    others = set(HOOK_MODULES.values()) - {HOOK_MODULES[agent], "ct.claude_code"}
+    assert HOOK_MODULES[agent] in imported
     assert not imported & (others | {"argparse", "ct.main", "ct.dispatch"})

@@ -246,3 +246,52 @@ def check_sizes() -> list[str]:
     return lines_over(
         MOST_LINES, {path.relative_to(root).as_posix(): path.read_text() for path in _rooms()}
     )
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Which of `sources` (module: (source, is a package)) each one imports, at any depth
+    of its code (a lazy import is a dependency too). A module's import of a package that
+    holds it (`from sessions.store import streams`, inside the store) is not counted: a
+    package's `__init__` gathering its own modules is no circle."""
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        targets = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target, _ in _imported(module, is_package, node):
+                    if target in sources and target != module and not _within(module, target):
+                        targets.add(target)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of `graph`: each group of modules that reach one another, sorted."""
+    reaches = {module: _reachable(graph, module) for module in graph}
+    circles = {
+        tuple(sorted(m for m in reaches[module] if module in reaches[m]))
+        for module in graph
+        if module in reaches[module]
+    }
+    return sorted(list(circle) for circle in circles)
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+def check_circles() -> list[list[str]]:
+    """The import circles among the modules of `sessions/` and `cli/`."""
+    sources = {}
+    for path in _rooms():
+        root = APP.parent if path.is_relative_to(APP) else APP.parent / "cli"
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        sources[name] = (path.read_text(), path.name == "__init__.py")
+    return import_cycles(import_graph(sources))
