@@ -10,6 +10,7 @@ import ipaddress
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core import checks
@@ -36,25 +37,43 @@ class TowerSettings:
     lease_minutes: int  # the lease written into a new plan that names none
     max_attempts: int  # the cap on attempts written into a new plan that names none
     feed_wait_seconds: int  # the most a feed request waits for an event here (0: never)
+    shared_branches: tuple[str, ...]  # branches many work on at once: never duplicate work
+    github_actor: str  # the user the forge integration appends as
+    github_webhook_secret: str  # the forge's webhook secret; none: no integration (404)
+    webhook_allowed_networks: tuple[str, ...]  # CIDRs a webhook may point into after all
+    prices_file: str  # a price table of one's own; none: the shipped one
+    content_security_policy: str  # the header every answer carries
+    permissions_policy: str  # likewise
+    request_body_limit: int  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE: the most a body holds
+
+
+# Where a setting's Django name is not its field's, upper-cased.
+_DJANGO_NAMES = {"request_body_limit": "DATA_UPLOAD_MAX_MEMORY_SIZE"}
 
 
 @functools.cache
 def current() -> TowerSettings:
     """The settings in force now: read once (every request asks; reading them through
     Django's lazy settings cost a fiftieth of an append), and again after a change
-    (`override_settings`, a test's `settings`)."""
-    return TowerSettings(
-        **{f.name: getattr(settings, f.name.upper()) for f in fields(TowerSettings)}
-    )
+    (`override_settings`, a test's `settings`). The one door to Django's settings: the
+    layers contract refuses a read of them anywhere else."""
+    return TowerSettings(**{f.name: _setting(f.name) for f in fields(TowerSettings)})
+
+
+def _setting(name: str) -> Any:
+    value = getattr(settings, _DJANGO_NAMES.get(name, name.upper()))
+    return tuple(value) if isinstance(value, list) else value
 
 
 @receiver(setting_changed)
 def _read_again(setting: str, **kwargs: object) -> None:
-    if setting.lower() in _NAMES:
+    if setting in _SETTING_NAMES:
         current.cache_clear()
 
 
-_NAMES = {f.name for f in fields(TowerSettings)}
+_SETTING_NAMES = {_DJANGO_NAMES.get(f.name, f.name.upper()) for f in fields(TowerSettings)}
+# The counts `manage.py check` bounds: every whole-number setting of our own.
+_COUNTS = [f for f in fields(TowerSettings) if f.type is int and f.name not in _DJANGO_NAMES]
 
 
 # The plan defaults go into plan events, whose fields have their own ranges; a feed's
@@ -71,8 +90,8 @@ _LOWEST = {"feed_wait_seconds": 0}
 def check_tower_settings(app_configs: object = None, **kwargs: object) -> list[checks.CheckMessage]:
     """Each of Control Tower's settings is a whole number of at least 1, or 0 where it
     may be (and within what the events or the API allow, where they bound it)."""
-    problems = []
-    for field in fields(TowerSettings):
+    problems: list[checks.CheckMessage] = []
+    for field in _COUNTS:
         name = field.name.upper()
         value = getattr(settings, name, None)
         highest, lowest = _HIGHEST.get(field.name), _LOWEST.get(field.name, 1)
@@ -98,8 +117,8 @@ def check_webhook_networks(
     app_configs: object = None, **kwargs: object
 ) -> list[checks.CheckMessage]:
     """Each of WEBHOOK_ALLOWED_NETWORKS is a network in CIDR form (10.1.0.0/16, fd00::/8)."""
-    problems = []
-    for cidr in getattr(settings, "WEBHOOK_ALLOWED_NETWORKS", []):
+    problems: list[checks.CheckMessage] = []
+    for cidr in current().webhook_allowed_networks:
         try:
             ipaddress.ip_network(cidr, strict=False)
         except ValueError:
@@ -117,7 +136,7 @@ def prices() -> spend.PriceTable:
     """The price table in force: `PRICES_FILE`'s, else the one the project ships
     (`domain.price_list`). A file that cannot be read, or is not a price table, is
     `ImproperlyConfigured` naming it and what is wrong (raised when the app starts)."""
-    return _price_table(settings.PRICES_FILE)
+    return _price_table(current().prices_file)
 
 
 @functools.lru_cache(maxsize=4)

@@ -12,11 +12,11 @@ import functools
 import uuid
 from collections.abc import Callable
 
-from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 
+from sessions import config
 from sessions.store.connections import DatabaseUnavailable, again_on_lost_connection
 
 API_PREFIX = "/api/"
@@ -106,8 +106,10 @@ class PagePolicy:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
-        response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        response.headers.setdefault(
+            "Content-Security-Policy", config.current().content_security_policy
+        )
+        response.headers.setdefault("Permissions-Policy", config.current().permissions_policy)
         return response
 
 

@@ -2,9 +2,14 @@
 and operational state kept beside it: board visits, webhook subscriptions and deliveries."""
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import models
 
 from sessions.domain import vocabulary
+
+# The user model: Django's own (AUTH_USER_MODEL is not swapped), named once, so that every
+# layer that takes a user says which, and the type checker knows its permissions.
+Person = User
 
 
 class ImmutableEventError(Exception):

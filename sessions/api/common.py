@@ -1,6 +1,6 @@
 """What every router of the agent API shares: the django-ninja `api` with its bearer
-authentication and JSON body parser, the mapping of each domain refusal to its status
-and JSON error `{"error", "detail", "fields"?, "session"?}`, the documented errors of
+authentication and JSON body parser, each domain refusal said with its own status as
+the JSON error `{"error", "detail", "fields"?, "session"?}`, the documented errors of
 each kind of operation, and the way a request appends (under its idempotency key).
 
 Requests are validated by `requests`; answers are built by `answers.session_json` and
@@ -24,18 +24,15 @@ from sessions.readmodels import plan_views, session_views
 from sessions.rules.append import append_event, start_unnamed
 from sessions.rules.refusals import (
     Conflict,
-    Forbidden,
     InvalidEvent,
     Refused,
     UnknownPlan,
     UnknownSession,
-    status_of,
 )
 from sessions.rules.tokens import READ_ONLY_REFUSAL, Bearer, TokenRefused, bearer_of_header
 from sessions.store import connections
 
 # How each domain refusal is said over HTTP.
-STATUS_OF = {InvalidEvent: 400, Forbidden: 403, UnknownSession: 404, Conflict: 409}
 
 
 class ApiError(Exception):
@@ -147,7 +144,7 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @api.exception_handler(Refused)
 def on_refused(request: HttpRequest, exc: Refused) -> HttpResponse:
-    status = status_of(exc, STATUS_OF)
+    status = exc.status
     if isinstance(exc, InvalidEvent):
         return error_response(status, exc.code, exc.detail, fields=exc.errors)
     if isinstance(exc, Conflict):
@@ -265,7 +262,7 @@ def view_of(session_id: str, options: requests.ViewOptions | None = None) -> dic
 
 
 def view_of_appended(result) -> dict:
-    """The JSON view of the session an append (`append.Appended`) wrote to."""
+    """The JSON view of the session an append (`appends.Appended`) wrote to."""
     return answers.session_json(session_views.appended_view(result))
 
 
@@ -283,7 +280,7 @@ def appended(
     expected_seq: int | None = None,
 ) -> tuple[object, int]:
     """Append as the request's user, under its idempotency key (the client's, or one of
-    the server's): the `append.Appended` and the status to answer with. A start with no
+    the server's): the `appends.Appended` and the status to answer with. A start with no
     `stream_id` gets one made, and a repeated key finds the start it made."""
     key, given = request_key(request, idempotency_key)
     if stream_id is None:

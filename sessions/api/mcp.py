@@ -20,7 +20,6 @@ from urllib.parse import urlencode
 
 import anyio
 from asgiref.sync import async_to_sync, sync_to_async
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.wsgi import WSGIRequest
@@ -31,6 +30,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from sessions import config
 from sessions.api.mcp_tools import BY_NAME, TOOLS, Tool
 from sessions.domain import vocabulary
 from sessions.http import error_body, error_response
@@ -233,7 +233,7 @@ def endpoint(request: HttpRequest) -> HttpResponse:
     try:
         body = request.body
     except RequestDataTooBig:
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit = config.current().request_body_limit
         detail = f"The body is larger than {limit} bytes."
         return error_response(413, "too_large", detail)
     calling = _calling.set(request)

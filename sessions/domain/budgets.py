@@ -68,7 +68,7 @@ def has_budgets(graph: Graph) -> bool:
 def spent_in_view(view: PlanView) -> set[str]:
     """The keys of a plan view's nodes whose own budget, or whose plan's, is spent."""
 
-    def spent(limit: int | float | None, usage: object) -> bool:
+    def spent(limit: int | float | None, usage: spend.Usage | None) -> bool:
         return limit is not None and spent_of(usage) >= dollars(limit)
 
     if spent(view.budget_usd, view.usage):
@@ -76,7 +76,7 @@ def spent_in_view(view: PlanView) -> set[str]:
     return {node.key for node in view.nodes if spent(node.budget_usd, node.usage)}
 
 
-def spent_of(usage: object) -> Decimal:
+def spent_of(usage: spend.Usage | None) -> Decimal:
     """What a `spend.Usage` cost, 0 for none."""
     return usage.cost_usd if usage is not None else Decimal(0)
 
@@ -90,8 +90,8 @@ def crossed_at(
     counted: dict[tuple[str, str], Decimal] = {}
     cost = Decimal(0)
     for report in sorted(reports, key=lambda event: event.timestamp):
-        price = spend.price_of(report.model, prices)
-        if price is None:
+        price = spend.price_of(report.model, prices) if report.model is not None else None
+        if price is None or report.model is None:  # a usage report always names its model
             continue
         figures = [getattr(report, name) for name in TOKEN_FIELDS]
         now = spend.model_cost(figures, price)

@@ -3,7 +3,9 @@ the work lands") and budgets ("Spend"). Pure; `vocabulary` names them with the r
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 # Where the work lands (docs/rules.md): a `session_work`'s fields, and each one's rule.
 WORK_FIELDS = ("repo", "branch", "commit", "pr", "pr_url", "pr_state", "check", "check_state")
@@ -18,7 +20,7 @@ _URL_PATTERN = re.compile(r"https?://[^\s\x00-\x1f\x7f]+")
 BUDGET_MAX = 10**6  # US dollars: a budget is more than 0, at most this, in whole cents
 
 
-def work_value_error(name, value):
+def work_value_error(name: str, value: object) -> str | None:
     """A `session_work` field's own rule (docs/rules.md, "Where the work lands"); `check` is
     a line of text (`vocabulary.text_error`)."""
     if name == "pr":
@@ -54,7 +56,7 @@ def work_value_error(name, value):
     return None
 
 
-def work_errors(fields):
+def work_errors(fields: dict[str, object]) -> dict[str, str]:
     """The rules between a `session_work`'s fields (a PR known from before is the
     rules' to check: it depends on the stream)."""
     given = {name for name in WORK_FIELDS if fields.get(name) is not None}
@@ -69,24 +71,31 @@ def work_errors(fields):
     return errors
 
 
-def budget_error(value):
+def budget_error(value: object) -> str | None:
     """Why `value` is not a budget in US dollars, or None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"must be a number of US dollars, more than 0 and at most {BUDGET_MAX:,}"
     if not (math.isfinite(value) and 0 < value <= BUDGET_MAX):
         return f"must be more than 0 and at most {BUDGET_MAX:,} US dollars"
-    if dollars(value).as_tuple().exponent < -2:
+    exponent = dollars(value).as_tuple().exponent  # (a whole number: the value is finite)
+    if isinstance(exponent, int) and exponent < -2:
         return "must have at most 2 decimals (whole cents)"
     return None
 
 
-def dollars(value):
+def dollars(value: int | float | Decimal) -> Decimal:
     """A budget's JSON number as an exact decimal (a float's shortest text, which is the
     number as it was written)."""
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
-def node_map_error(value, rule, what, key_error, limit):
+def node_map_error(
+    value: object,
+    rule: Callable[[Any], str | None],
+    what: str,
+    key_error: Callable[[Any], str | None],
+    limit: int,
+) -> str | None:
     """An amend's `{key: value or null}`: at least one node, each key an id."""
     if not isinstance(value, dict) or not value:
         return f"must be an object of node keys to {what} or null, naming at least one node"

@@ -7,7 +7,7 @@ import hashlib
 import hmac
 from collections.abc import Collection
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sessions.domain import moments, vocabulary
 from sessions.domain.work import MERGED, Work, repo_key
@@ -65,8 +65,9 @@ def signature_matches(secret: str, body: bytes, header: str | None) -> bool:
     return hmac.compare_digest(expected.encode(), header.strip().encode())
 
 
-def _get(payload: object, *path: str, within: str = "") -> object:
-    """The value at `path` in `payload` (itself at `within` in the delivery)."""
+def _get(payload: object, *path: str, within: str = "") -> Any:
+    """The value at `path` in `payload` (itself at `within` in the delivery): whatever
+    JSON holds there, for the caller to check."""
     for name in path:
         if not isinstance(payload, dict) or name not in payload:
             named = ".".join(filter(None, [within, *path]))
@@ -83,7 +84,8 @@ def _text(value: object, limit: int) -> str | None:
     return cut if vocabulary.text_error(cut, limit) is None else None
 
 
-def _valid(name: str, value: object) -> object | None:
+def _valid(name: str, value: object) -> Any:
+    """`value` when it keeps the rule of the field `name`, else None."""
     return value if value is not None and vocabulary.value_error(name, value) is None else None
 
 
@@ -97,7 +99,7 @@ def check_state(status: object, conclusion: object) -> str:
 def status_state(state: object) -> str:
     """A commit status's state: success and pending as they are; error, failure and
     anything else (not text included) failure."""
-    return state if state in ("success", "pending") else "failure"
+    return state if isinstance(state, str) and state in ("success", "pending") else "failure"
 
 
 def delivery(event: str, payload: dict) -> Delivery | None:
@@ -146,13 +148,13 @@ def delivery(event: str, payload: dict) -> Delivery | None:
         listed = _get(payload, "branches")
         if not isinstance(listed, list):
             raise MissingField("the delivery's branches is not a list")
-        branches = tuple(b.get("name") for b in listed if isinstance(b, dict))
+        names = tuple(b.get("name") for b in listed if isinstance(b, dict))
         return _check(
             payload,
             _get(payload, "sha"),
             _get(payload, "context"),
             status_state(_get(payload, "state")),
-            branches,
+            names,
         )
     return None
 

@@ -5,7 +5,9 @@ leniencies the rules allow (import), refusing anything else with the file's line
 """
 
 import json
-from datetime import UTC, datetime
+from collections.abc import Callable, Collection, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sessions.domain import plans, reclaims, vocabulary
 from sessions.domain.records import EventRecord
@@ -15,7 +17,7 @@ COMMON_KEYS = ("session", "seq", "type", "timestamp", "actor")
 PLAN_KEYS = ("plan", "seq", "type", "timestamp", "actor")  # a plan file's lines
 
 
-def id_key(event_type):
+def id_key(event_type: str) -> str:
     """The key naming a line's stream: `plan` for plan events, `session` otherwise."""
     return "plan" if event_type in vocabulary.PLAN_EVENT_TYPES else "session"
 
@@ -23,19 +25,19 @@ def id_key(event_type):
 class LogError(ValueError):
     """A log that cannot be imported; `line` is the 1-based line number in the file."""
 
-    def __init__(self, line, reason):
+    def __init__(self, line: int, reason: str) -> None:
         super().__init__(f"line {line}: {reason}")
         self.line = line
         self.reason = reason
 
 
-def format_timestamp(moment):
+def format_timestamp(moment: datetime) -> str:
     """`YYYY-MM-DDTHH:MM:SS.ffffffZ`; the year always has four digits (strftime's `%Y`
     writes year 999 as `999`, which no ISO 8601 reader takes back)."""
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def parse_timestamp(text):
+def parse_timestamp(text: object) -> datetime:
     """An aware UTC datetime from ISO 8601 text with `Z` or any UTC offset."""
     if not isinstance(text, str):
         raise ValueError("timestamp must be text")
@@ -51,7 +53,7 @@ def parse_timestamp(text):
         raise ValueError(f"timestamp {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
-def event_dict(event):
+def event_dict(event: EventRecord) -> dict[str, Any]:
     """An event as an ordered dict in the JSONL key order (also the API's event shape)."""
     data = {
         id_key(event.type): event.session,
@@ -71,15 +73,15 @@ def event_dict(event):
     return data
 
 
-def encode_event(event):
+def encode_event(event: EventRecord) -> str:
     return json.dumps(event_dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def encode_log(events):
+def encode_log(events: Iterable[EventRecord]) -> str:
     return "".join(encode_event(event) for event in events)
 
 
-def session_id_from_file_name(file_name):
+def session_id_from_file_name(file_name: str) -> str:
     """The session id a file name stands for, e.g. `abc.jsonl` → `abc`."""
     stem = file_name[: -len(SUFFIX)] if file_name.endswith(SUFFIX) else file_name
     problem = vocabulary.session_id_error(stem)
@@ -92,16 +94,17 @@ class RepeatedKey(ValueError):
     """A JSON object that gives one key twice."""
 
 
-def object_without_repeats(pairs):
+def object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are each given once (`json.loads`' `object_pairs_hook`,
     for a JSONL line and an API body alike): a repeated key would silently drop one of
     its values."""
     found = dict(pairs)
     if len(found) < len(pairs):
-        seen = set()
-        # The first key met again (`set.add` answers None: the key is then seen).
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise RepeatedKey(f"the key {repeated!r} is given twice")
+        seen: set[str] = set()
+        for key, _ in pairs:  # the first key met again
+            if key in seen:
+                raise RepeatedKey(f"the key {key!r} is given twice")
+            seen.add(key)
     return found
 
 
@@ -109,7 +112,7 @@ def object_without_repeats(pairs):
 _STRICT = json.JSONDecoder(object_pairs_hook=object_without_repeats)
 
 
-def strict_loads(text):
+def strict_loads(text: str) -> Any:
     """JSON text as a value, refusing an object that gives one key twice (`RepeatedKey`),
     as `json.loads(text, object_pairs_hook=object_without_repeats)` does."""
     if text.startswith("\ufeff"):
@@ -117,7 +120,9 @@ def strict_loads(text):
     return _STRICT.decode(text)
 
 
-def _decode_line(raw, stream_id, latest=None):
+def _decode_line(
+    raw: bytes, stream_id: str, latest: datetime | None = None
+) -> tuple[int | None, EventRecord]:
     """One line's fields, checked on their own (ordering and transitions come later);
     a moment after `latest`, if given, is refused."""
     try:
@@ -172,7 +177,7 @@ def _decode_line(raw, stream_id, latest=None):
     )
 
 
-def is_plan_file(data):
+def is_plan_file(data: bytes) -> bool:
     """Whether a file's bytes look like a plan's (its first line is a plan event), so
     that an import can take plans before the sessions that name them."""
     first = data.split(b"\n", 1)[0]
@@ -183,7 +188,12 @@ def is_plan_file(data):
     return isinstance(line, dict) and line.get("type") in vocabulary.PLAN_EVENT_TYPES
 
 
-def decode_log(file_name, data, plan_nodes=None, latest=None):
+def decode_log(
+    file_name: str,
+    data: bytes,
+    plan_nodes: Callable[[str], Collection[str] | None] | None = None,
+    latest: datetime | None = None,
+) -> tuple[str, list[EventRecord]]:
     """The events of one file's bytes, in stream order with `seq` assigned.
 
     `latest`, if given, is the latest moment an event may carry (an import gives its own
@@ -198,7 +208,7 @@ def decode_log(file_name, data, plan_nodes=None, latest=None):
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    decoded = []
+    decoded: list = []
     for number, raw in enumerate(lines, start=1):
         try:
             given_seq, record = _decode_line(raw, stream_id, latest)
@@ -247,14 +257,14 @@ def decode_log(file_name, data, plan_nodes=None, latest=None):
     return stream_id, records
 
 
-def _check_node(start, nodes):
+def _check_node(start: EventRecord, nodes: Collection[str] | None) -> None:
     if nodes is None:
         raise ValueError(f"plan {start.plan!r} does not exist (import plans before sessions)")
     if start.node not in nodes:
         raise ValueError(f"node {start.node!r} is not a node of plan {start.plan!r}")
 
 
-def shifted(records, delta):
+def shifted(records: Iterable[EventRecord], delta: timedelta) -> list[EventRecord]:
     """The records moved in time by `delta` (a timedelta), as if they had happened that
     much later: a demo made relative to now. A reclaim's note says since when its
     session was silent; that moment moves with the rest."""

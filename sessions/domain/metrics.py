@@ -14,7 +14,16 @@ from datetime import date, datetime, time, timedelta
 from typing import NamedTuple
 
 from sessions.domain import projections
-from sessions.domain.vocabulary import ACTIVE, BLOCKED, CLOSED, IN_REVIEW, OUTCOMES, STATUS_AFTER
+from sessions.domain.records import EventRecord
+from sessions.domain.vocabulary import (
+    ACTIVE,
+    BLOCKED,
+    CLOSED,
+    DONE,
+    IN_REVIEW,
+    OUTCOMES,
+    STATUS_AFTER,
+)
 
 FLOW_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW, CLOSED)
 PERCENTILES = {"p50": 50, "p85": 85}
@@ -44,7 +53,7 @@ def midnights(since: datetime, until: datetime) -> list[datetime]:
     return days
 
 
-def _count_flow(events: Sequence[object], days: list[datetime], flow: dict) -> None:
+def _count_flow(events: Sequence[EventRecord], days: list[datetime], flow: dict) -> None:
     """Add one session's status at each midnight (as of it) to `flow`: one walk of its
     events, `projections.status` of each prefix."""
     current, index = None, 0
@@ -56,7 +65,15 @@ def _count_flow(events: Sequence[object], days: list[datetime], flow: dict) -> N
             flow[day][current] += 1
 
 
-def _metrics_of(since, until, throughput, cycle, blocked, review, flow) -> dict:
+def _metrics_of(
+    since: datetime,
+    until: datetime,
+    throughput: dict[str, dict[str, int]],
+    cycle: list[int],
+    blocked: list[int],
+    review: list[int],
+    flow: dict,
+) -> dict:
     return {
         "since": since,
         "until": until,
@@ -69,7 +86,7 @@ def _metrics_of(since, until, throughput, cycle, blocked, review, flow) -> dict:
 
 
 def metrics(
-    streams: Iterable[Sequence[object]],
+    streams: Iterable[Sequence[EventRecord]],
     since: datetime,
     until: datetime,
     closed_before: int = 0,
@@ -91,8 +108,9 @@ def metrics(
         if closed_at is not None and since <= closed_at < until:
             label = closed_at.date().isoformat()
             counts = throughput.setdefault(label, dict.fromkeys(OUTCOMES, 0))
-            counts[projections.outcome(events)] += 1
-            cycle.append(int((closed_at - projections.opened_at(events)).total_seconds()))
+            counts[projections.outcome(events) or DONE] += 1  # (a closed one has an outcome)
+            opened = projections.opened_at(events) or closed_at  # (and a start)
+            cycle.append(int((closed_at - opened).total_seconds()))
             spent = projections.time_in_state(events, closed_at)
             blocked.append(spent[BLOCKED])
             review.append(spent[IN_REVIEW])

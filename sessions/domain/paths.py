@@ -11,7 +11,7 @@ the other's. It is a cheap, conservative test: it may say two patterns overlap w
 path matches both, never the reverse.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ct.globs import has_wildcard, matches
 
@@ -120,7 +120,7 @@ class OverlapIndex:
     them, not a walk of the whole tree each (issue 52: a 500-node plan's view took
     seconds)."""
 
-    def __init__(self, patterns: dict[str, Sequence[str]]) -> None:
+    def __init__(self, patterns: Mapping[str, Sequence[str]]) -> None:
         self._root = _Branch()
         self._answers: dict[tuple[str, ...], frozenset[str]] = {}
         for owner, owned in patterns.items():

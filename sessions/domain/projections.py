@@ -1,7 +1,7 @@
 """Every fact about a session, derived from its events. Pure: no Django, no clock, no I/O.
 
-Each function takes the session's events in stream (`seq`) order. An event is anything
-with the attributes of `EventRecord` (model instances and `EventRecord` alike). Imported
+Each function takes the session's events in stream (`seq`) order: `EventRecord`s (a model
+instance, which has the same attributes, serves as well). Imported
 logs can be odd, so nothing here raises on a history the append function would have
 refused.
 """
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from sessions.domain.records import EventRecord, Events
 from sessions.domain.vocabulary import (
     ACTIVE,
     ACTIVITY_TYPES,
@@ -30,7 +31,7 @@ from sessions.domain.vocabulary import (
 )
 
 
-def status(events):
+def status(events: Events) -> str | None:
     """The status the last transition left, or None for an empty stream (read from the
     end: what follows the last transition, heartbeats and reports, is most of a
     stream)."""
@@ -38,7 +39,7 @@ def status(events):
     return None if last is None else STATUS_AFTER[last.type]
 
 
-def blockers(events):
+def blockers(events: Events) -> list[EventRecord]:
     """Every block with no later unblock, oldest first."""
     open_blocks = []
     for event in events:
@@ -49,7 +50,7 @@ def blockers(events):
     return open_blocks
 
 
-def note_of(event):
+def note_of(event: EventRecord) -> str | None:
     """The note an event bears as a next action (a block's reason), or None: progress
     and messages carry notes that are not."""
     if event.type not in NOTE_BEARING:
@@ -57,7 +58,7 @@ def note_of(event):
     return event.reason if event.type == BLOCK else event.note
 
 
-def next_action_block(events):
+def next_action_block(events: Events) -> datetime | None:
     """When the next action is a block's reason (a bare unblock keeps it, as the seed
     says): that block's moment, so that every page can say where the words came from
     and an active card's "Next" does not read as a live blocker; else None."""
@@ -67,7 +68,7 @@ def next_action_block(events):
     return None
 
 
-def next_action(events):
+def next_action(events: Events) -> str | None:
     """The note of the most recent note-bearing event, or None."""
     for event in reversed(events):
         note = note_of(event)
@@ -76,67 +77,67 @@ def next_action(events):
     return None
 
 
-def _first_start(events):
+def _first_start(events: Events) -> EventRecord | None:
     return next((event for event in events if event.type == START), None)
 
 
-def owner(events):
+def owner(events: Events) -> str | None:
     start = _first_start(events)
     return start.actor if start else None
 
 
-def title(events):
+def title(events: Events) -> str | None:
     start = _first_start(events)
     return start.title if start else None
 
 
-def opened_at(events):
+def opened_at(events: Events) -> datetime | None:
     start = _first_start(events)
     return start.timestamp if start else None
 
 
-def plan_node(events):
+def plan_node(events: Events) -> tuple[str | None, str | None]:
     """The (plan, node) the session works on, or (None, None)."""
     start = _first_start(events)
     return (start.plan, start.node) if start else (None, None)
 
 
-def _close(events):
+def _close(events: Events) -> EventRecord | None:
     """The session's close, or None while it is open (what follows a close — a forge's
     report, a usage report — leaves it closed)."""
     last = last_transition(events)
     return last if last is not None and last.type == CLOSE else None
 
 
-def outcome(events):
+def outcome(events: Events) -> str | None:
     """How the session ended: its close's outcome (absent means done); None while open."""
     close = _close(events)
     return None if close is None else close.outcome or DONE
 
 
-def last_event_at(events):
+def last_event_at(events: Events) -> datetime | None:
     return events[-1].timestamp if events else None
 
 
-def closed_at(events):
+def closed_at(events: Events) -> datetime | None:
     """When the session was closed (its close's time, whatever follows it), or None."""
     close = _close(events)
     return None if close is None else close.timestamp
 
 
-def last_transition(events):
+def last_transition(events: Events) -> EventRecord | None:
     """The last event that set the status, or None."""
     return next((event for event in reversed(events) if event.type in STATUS_AFTER), None)
 
 
-def last_activity(events):
+def last_activity(events: Events) -> datetime | None:
     """When the session last did something: its last event that is neither a message
     nor a work report (a person writing to a silent session, or a forge reporting on its
     branch, does not make it look alive). None if none."""
     return next((e.timestamp for e in reversed(events) if e.type in ACTIVITY_TYPES), None)
 
 
-def agent(events):
+def agent(events: Events) -> str | None:
     """The agent program whose hand last moved the session (the agent of its latest
     activity), or None when that was its actor in person, or nothing yet. A view's chosen
     events hold it: the latest transition, heartbeat and usage report are all chosen."""
@@ -148,7 +149,7 @@ class Progress(NamedTuple):
     timestamp: datetime
 
 
-def progress(events):
+def progress(events: Events) -> Progress | None:
     """The latest progress note and its time, or None: what the session is doing now."""
     return next(
         (Progress(e.note, e.timestamp) for e in reversed(events) if e.type == PROGRESS and e.note),
@@ -156,10 +157,10 @@ def progress(events):
     )
 
 
-def pending_messages(events):
+def pending_messages(events: Events) -> list[EventRecord]:
     """The messages after the last progress, oldest first: a worker acknowledges what it
     has read with a progress event, and no other event acknowledges."""
-    pending = []
+    pending: list = []
     for event in events:
         if event.type == PROGRESS:
             pending = []
@@ -168,11 +169,10 @@ def pending_messages(events):
     return pending
 
 
-def is_stale(events, now, threshold):
+def is_stale(events: Events, now: datetime, threshold: timedelta) -> bool:
     """Active, and quiet (no activity) for longer than `threshold` (a timedelta) at `now`."""
-    if not events or status(events) != ACTIVE:
-        return False
-    return now - last_activity(events) > threshold
+    last = last_activity(events) if status(events) == ACTIVE else None
+    return last is not None and now - last > threshold
 
 
 @dataclass(frozen=True)
@@ -212,15 +212,15 @@ class SessionView:
 
 
 def session_view(
-    session_id,
-    events,
-    now,
-    thresholds=None,
-    blocker_count=None,
-    time_spent=None,
-    message_count=None,
-    lease=None,
-):
+    session_id: str,
+    events: Events,
+    now: datetime,
+    thresholds: "Thresholds | None" = None,
+    blocker_count: int | None = None,
+    time_spent: dict[str, int] | None = None,
+    message_count: int | None = None,
+    lease: timedelta | None = None,
+) -> SessionView:
     """All projections of one session's events at `now`, with `thresholds` (default:
     `Thresholds()`) and, for a session on a plan's node, its plan's `lease` in force
     (a timedelta, or None: nothing lapses).
@@ -274,7 +274,7 @@ class ViewEvents(NamedTuple):
 _LATEST_OF_TYPE = frozenset({UNBLOCK, BLOCK, PROGRESS, WORK, USAGE})
 
 
-def view_events(events, shown=MAX_BLOCKERS_SHOWN):
+def view_events(events: Events, shown: int = MAX_BLOCKERS_SHOWN) -> "ViewEvents":
     """The events a session's view depends on: first and last, the last transition,
     the latest note-bearing one, the latest unblock and block, the first and the latest
     `shown` blocks after that unblock (the first is where the blocked run began), the
@@ -283,7 +283,9 @@ def view_events(events, shown=MAX_BLOCKERS_SHOWN):
     these (with the counts and the time spent) is the view of the whole stream;
     `store.read_view_events` reads them in SQL. `events` oldest first: one pass, as an
     append works this out twice."""
-    open_blocks, pending, latest = [], [], {}
+    open_blocks: list[int] = []
+    pending: list[int] = []
+    latest: dict[str, int] = {}
     for event in events:
         kind, seq = event.type, event.seq
         if kind == UNBLOCK:
@@ -309,7 +311,9 @@ def view_events(events, shown=MAX_BLOCKERS_SHOWN):
     return ViewEvents([e for e in events if e.seq in wanted], len(open_blocks), len(pending))
 
 
-def view_events_after(chosen, event, shown=MAX_BLOCKERS_SHOWN):
+def view_events_after(
+    chosen: "ViewEvents", event: EventRecord, shown: int = MAX_BLOCKERS_SHOWN
+) -> "ViewEvents":
     """`view_events` of a stream with `event` appended, from the stream's own (`chosen`,
     a `ViewEvents`): what an append knows without reading the stream again."""
     events, _, _ = view_events([*chosen.events, event], shown)
@@ -323,7 +327,7 @@ def view_events_after(chosen, event, shown=MAX_BLOCKERS_SHOWN):
 TIMED_STATUSES = (ACTIVE, BLOCKED, IN_REVIEW)
 
 
-def time_in_state(events, now):
+def time_in_state(events: Events, now: datetime) -> dict[str, int]:
     """Whole seconds spent active, blocked and in review: each transition's status lasts
     until the next transition (progress and messages leave it as it was), the last one
     until `now` (a closed session's last interval is not counted); summed, then rounded
@@ -338,7 +342,9 @@ def time_in_state(events, now):
     return {status: int(total.total_seconds()) for status, total in totals.items()}
 
 
-def time_in_state_from(spans, last, now):
+def time_in_state_from(
+    spans: dict[str, int], last: EventRecord | None, now: datetime
+) -> dict[str, int]:
     """`time_in_state` from the stream's spans between transitions, summed elsewhere (in
     SQL): `spans` maps an event type to the microseconds from each transition of that
     type to the next (progress and messages leave the status as it was, so a status
@@ -375,7 +381,12 @@ class Attention(NamedTuple):
     other: str | None = None  # duplicate work: the earlier session on the same branch
 
 
-def attention(events, now, thresholds=Thresholds(), lease=None):
+def attention(
+    events: Events,
+    now: datetime,
+    thresholds: "Thresholds" = Thresholds(),
+    lease: timedelta | None = None,
+) -> "Attention | None":
     """The one reason a person should look at the session now, or None. A session on a
     plan's node whose plan has a `lease` (a timedelta) has lapsed when it is active and
     its silence is longer than the lease: that takes the place of stale."""
@@ -383,12 +394,14 @@ def attention(events, now, thresholds=Thresholds(), lease=None):
     if current not in (ACTIVE, BLOCKED, IN_REVIEW):
         return None
     since = attention_since(current, events)
+    if since is None:  # (a session with a status has the moment it began)
+        return None
     if current == ACTIVE and is_lapsed(since, now, lease):
         return Attention(LAPSED, since)
     return overdue(current, since, now, thresholds)
 
 
-def attention_since(current, events):
+def attention_since(current: str, events: Events) -> datetime | None:
     """When the interval a session in status `current` may be overdue for began: its
     last activity when active, the review when in review, the run's first block when
     blocked."""
@@ -396,16 +409,17 @@ def attention_since(current, events):
         return last_activity(events)
     if current == BLOCKED:
         return _blocked_since(events)
-    return last_transition(events).timestamp
+    last = last_transition(events)
+    return last.timestamp if last is not None else None
 
 
-def is_lapsed(last_active, now, lease):
+def is_lapsed(last_active: datetime | None, now: datetime, lease: timedelta | None) -> bool:
     """Whether an active node session silent since `last_active` has outlived its plan's
     `lease` at `now` (strictly; None: no lease, nothing lapses)."""
-    return lease is not None and now - last_active > lease
+    return lease is not None and last_active is not None and now - last_active > lease
 
 
-def has_lapsed(events, now, lease):
+def has_lapsed(events: Events, now: datetime, lease: timedelta | None) -> bool:
     """Whether a node session (its events, or those its view depends on) has lapsed at
     `now` under its plan's `lease` (a timedelta, or None): active, and silent past it."""
     return status(events) == ACTIVE and is_lapsed(last_activity(events), now, lease)
@@ -431,7 +445,7 @@ class AttentionLine(NamedTuple):
     next_action_block: datetime | None  # the block it comes from, if it does
 
 
-def attention_line(session_id, events):
+def attention_line(session_id: str, events: Events) -> "AttentionLine":
     """The strip's line of a session, from its events (or those its view depends on)."""
     open_blocks = blockers(events)
     blocker = open_blocks[-1].reason if open_blocks else None
@@ -445,7 +459,9 @@ def attention_line(session_id, events):
     )
 
 
-def overdue(current, since, now, thresholds):
+def overdue(
+    current: str, since: datetime, now: datetime, thresholds: "Thresholds"
+) -> "Attention | None":
     """The attention a session in status `current` since `since` needs at `now`: when
     the interval is longer than its threshold (strictly), else None. `since` is the
     last event for active and in review, the run's first block for blocked."""
@@ -454,18 +470,18 @@ def overdue(current, since, now, thresholds):
     return None
 
 
-def overdue_before(now, thresholds):
+def overdue_before(now: datetime, thresholds: "Thresholds") -> dict[str, datetime]:
     """For each status that can need attention, the moment before which a session in it
     since then needs attention at `now` (once for many sessions)."""
     return {current: now - threshold_of(current, thresholds) for current in ATTENTION_OF}
 
 
-def threshold_of(current, thresholds):
+def threshold_of(current: str, thresholds: "Thresholds") -> timedelta:
     """How long a session may stay in status `current` before it needs attention."""
     return getattr(thresholds, ATTENTION_OF[current][1])
 
 
-def _blocked_since(events):
+def _blocked_since(events: Events) -> datetime | None:
     """The first block of the unbroken blocked run the session is in (progress and
     messages do not break it)."""
     since = events[-1].timestamp
@@ -478,6 +494,6 @@ def _blocked_since(events):
     return since
 
 
-def as_of(events, at):
+def as_of(events: Events, at: datetime) -> list[EventRecord]:
     """The events of a stream that had happened by `at` (its history then)."""
     return [event for event in events if event.timestamp <= at]

@@ -1,6 +1,7 @@
 """The event record: one stored event as every layer passes it around (a named tuple,
 so rows read from the store need no model instances)."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -47,3 +48,5 @@ class EventRecord(NamedTuple):
 
 
 assert EventRecord._fields[5:] == EVENT_FIELDS, "EventRecord holds every event field"
+
+Events = Sequence[EventRecord]  # a stream's events, oldest first

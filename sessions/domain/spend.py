@@ -112,8 +112,8 @@ def model_cost(counts: Sequence[int], price: Price) -> Decimal:
     if picos is None:
         exact = sum((Decimal(n) * p for n, p in zip(counts, price, strict=True)), Decimal(0))
         return (exact / MILLION).quantize(MICRODOLLAR, rounding=ROUND_HALF_UP)
-    exact = sum(n * p for n, p in zip(counts, picos, strict=True))  # picodollars
-    return Decimal((exact + 500_000) // 1_000_000).scaleb(-6)  # half up, to microdollars
+    picodollars = sum(n * p for n, p in zip(counts, picos, strict=True))
+    return Decimal((picodollars + 500_000) // 1_000_000).scaleb(-6)  # half up, to micros
 
 
 @functools.lru_cache(maxsize=256)
@@ -130,7 +130,7 @@ def totals(events: Iterable[EventRecord]) -> dict[str, tuple[int, int, int, int]
     """Each model's token counts: every count's largest over that model's reports."""
     found: dict[str, tuple[int, int, int, int]] = {}
     for event in events:
-        if event.type != USAGE:
+        if event.type != USAGE or event.model is None:  # a usage report always names it
             continue
         counts = tuple(getattr(event, name) for name in TOKEN_FIELDS)
         before = found.get(event.model)
@@ -166,7 +166,7 @@ def priced_over(
     """`combined(priced(counts) for counts in count_maps)`, without a `Usage` for each
     (a plan view rolls up thousands of sessions)."""
     return _rolled(
-        (model, ModelUsage(*figures, cost))
+        (model, ModelUsage._make((*figures, cost)))
         for counts in count_maps
         for model, figures, cost in _costed(counts, prices)
     )
@@ -189,11 +189,11 @@ def _rolled(parts: Iterable[tuple[str, ModelUsage]]) -> Usage | None:
 
 def _added(a: ModelUsage, b: ModelUsage) -> ModelUsage:
     cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
-    return ModelUsage(*(x + y for x, y in zip(a[:4], b[:4], strict=True)), cost)
+    return ModelUsage._make((*(x + y for x, y in zip(a[:4], b[:4], strict=True)), cost))
 
 
 def _summed(by_model: dict[str, ModelUsage]) -> Usage:
-    tokens = {kind: sum(part[i] for part in by_model.values()) for i, kind in enumerate(KINDS)}
+    tokens = {kind: sum(getattr(part, kind) for part in by_model.values()) for kind in KINDS}
     cost = sum((p.cost_usd for p in by_model.values() if p.cost_usd is not None), Decimal(0))
     unpriced = tuple(sorted(m for m, p in by_model.items() if p.cost_usd is None))
     return Usage(tokens, cost, unpriced, dict(sorted(by_model.items())))

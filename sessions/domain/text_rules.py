@@ -3,6 +3,8 @@ line, or several), ids, actors, and lists of items each checked by a rule. Pure;
 vocabulary names each field's rule with these (`vocabulary.value_error`)."""
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 SESSION_ID_MAX = 64
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
@@ -38,7 +40,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")  # one search, not a Python step per 
 _FORBIDDEN_CHARACTER = {kind: re.compile(f"[{chars}]") for kind, chars in _FORBIDDEN.items()}
 
 
-def text_error(value, max_length, kind="line"):
+def text_error(value: object, max_length: int, kind: str = "line") -> str | None:
     """Why `value` is not an acceptable text field, or None."""
     if not isinstance(value, str):
         return "must be text"
@@ -54,7 +56,7 @@ def text_error(value, max_length, kind="line"):
     return "must not be empty"
 
 
-def session_id_error(session_id):
+def session_id_error(session_id: object) -> str | None:
     """Why `session_id` is not a valid session id, or None."""
     if not isinstance(session_id, str):
         return "must be text"
@@ -65,20 +67,22 @@ def session_id_error(session_id):
     return None
 
 
-def actor_error(actor):
+def actor_error(actor: object) -> str | None:
     """Why `actor` is not an acceptable actor name, or None."""
     return text_error(actor, ACTOR_MAX)
 
 
-def id_list_error(value, what, limit):
+def id_list_error(value: object, what: str, limit: int) -> str | None:
     """A list of ids, each once."""
     problem = list_error(value, session_id_error, what, limit)
-    if problem is None and len(set(value)) != len(value):
+    if problem is None and isinstance(value, list) and len(set(value)) != len(value):
         return f"must not repeat {what}"
     return problem
 
 
-def list_error(value, item_error, what, limit):
+def list_error(
+    value: object, item_error: Callable[[Any], str | None], what: str, limit: int
+) -> str | None:
     if not isinstance(value, list) or not value:
         return f"must be a non-empty list of {what}"
     if len(value) > limit:

@@ -6,6 +6,7 @@ that every surface refuses exactly the same inputs with the same words.
 """
 
 from datetime import timedelta
+from typing import Any
 
 from sessions.domain import paths as space
 from sessions.domain.field_rules import (  # noqa: F401 (named here with the rest)
@@ -142,7 +143,7 @@ DONE_WHEN = ("close", "merge")
 REMOVED = object()
 
 
-def removals(event_type, given):
+def removals(event_type: str, given: dict[str, object]) -> dict[str, object]:
     """The fields an event's `given` object sets to null to remove (the plan's budget, in
     an amend), as `REMOVED`."""
     if event_type == PLAN_AMEND and "budget_usd" in given and given["budget_usd"] is None:
@@ -258,11 +259,11 @@ NODE_KEYS = ("key", "title", "needs", "paths", "budget_usd", "brief")
 BRIEF_MAX = 20_000
 
 
-def brief_error(value):
+def brief_error(value: object) -> str | None:
     return text_error(value, BRIEF_MAX, "text")
 
 
-def _node_error(node):
+def _node_error(node: object) -> str | None:
     if not isinstance(node, dict):
         return 'must be an object {"key", "title", "needs"}'
     unknown = sorted(set(node) - set(NODE_KEYS))
@@ -292,7 +293,7 @@ def _node_error(node):
     return None
 
 
-def _edge_error(edge):
+def _edge_error(edge: object) -> str | None:
     if not isinstance(edge, dict) or set(edge) != {"node", "needs"}:
         return 'must be an object {"node": key, "needs": key}'
     for name in ("node", "needs"):
@@ -302,7 +303,7 @@ def _edge_error(edge):
     return None
 
 
-def value_error(name, value):
+def value_error(name: str, value: object) -> str | None:
     """Why `value` is not acceptable for the field `name` (set, not None), or None."""
     if name in TEXT_FIELDS:
         return text_error(value, MAX_LENGTH[name], "text" if name in MULTILINE_FIELDS else "line")
@@ -344,7 +345,7 @@ def value_error(name, value):
     raise KeyError(name)
 
 
-def _paths_error(event_type, value):
+def _paths_error(event_type: str, value: object) -> str | None:
     """`paths`: a heartbeat's touched paths, or an amend's patterns per node."""
     if event_type == PROGRESS:
         return list_error(value, space.path_error, "paths", space.PATHS_MAX)
@@ -353,21 +354,21 @@ def _paths_error(event_type, value):
     )
 
 
-def own_fields(event_type):
+def own_fields(event_type: str) -> tuple[str, ...]:
     """The fields an event of `event_type` may carry: its type's, and for a session's
     event the agent that appended it."""
     own = FIELDS[event_type]
     return own if event_type in PLAN_EVENT_TYPES else (*own, AGENT)
 
 
-def field_errors(event_type, fields):
+def field_errors(event_type: object, fields: dict[str, object]) -> dict[str, str]:
     """Map each offending field to the reason it is refused; empty when `fields` is valid.
 
     A field of the type set to None counts as absent; any other field is an error,
     whatever its value. Only each value's own shape is checked here: whether a plan's
     keys and needs fit its graph is `plans`' business.
     """
-    if event_type not in FIELDS:
+    if not isinstance(event_type, str) or event_type not in FIELDS:
         return {"type": f"must be one of {', '.join(ALL_EVENT_TYPES)}"}
     allowed = own_fields(event_type)
     errors = {}
@@ -398,7 +399,7 @@ def field_errors(event_type, fields):
     return errors
 
 
-def canonical_node(node):
+def canonical_node(node: dict[str, Any]) -> dict[str, Any]:
     """A node as it is stored and written: key, title, then needs, paths, budget_usd and
     brief only when there are any."""
     shaped = {"key": node["key"], "title": node["title"]}
@@ -411,11 +412,11 @@ def canonical_node(node):
     return shaped
 
 
-def canonical_edge(edge):
+def canonical_edge(edge: dict[str, str]) -> dict[str, str]:
     return {"node": edge["node"], "needs": edge["needs"]}
 
 
-def canonical_fields(fields):
+def canonical_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """Valid fields as they are stored: absent ones dropped, graph values in key order."""
     shaped = {}
     for name, value in fields.items():
@@ -433,7 +434,7 @@ def canonical_fields(fields):
     return shaped
 
 
-def transition_error(event_type, current_status):
+def transition_error(event_type: str, current_status: str | None) -> str | None:
     """Why `event_type` may not follow `current_status`, or None when it may."""
     if current_status in ALLOWED_FROM[event_type]:
         return None

@@ -78,7 +78,11 @@ def work(events: Sequence[EventRecord]) -> Work | None:
     if not reported:
         return None
     at_head = runs.get(commit) if commit is not None else None
-    checks = Checks(commit, rollup(at_head.values()), dict(at_head)) if at_head else None
+    checks = (
+        Checks(commit, rollup(at_head.values()), dict(at_head))
+        if commit is not None and at_head
+        else None
+    )
     return Work(repo, branch, commit, pr, checks)
 
 

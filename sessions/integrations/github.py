@@ -15,11 +15,11 @@ schemathesis runs against as it does the agent API's.
 
 import json
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI, Schema
 from ninja.security import APIKeyHeader
 
+from sessions import config
 from sessions.domain import github
 from sessions.http import error_response, retrying_else
 from sessions.rules import forge
@@ -119,7 +119,7 @@ def delivery(request: HttpRequest) -> HttpResponse:
     commit; a merge closes them. 404 without a secret set, 413 past 5 MiB, 401 for a
     signature that is not the body's, 400 for a body that is not a JSON object or
     lacks its event's fields."""
-    secret = settings.GITHUB_WEBHOOK_SECRET
+    secret = config.current().github_webhook_secret
     if not secret:
         return error_response(404, "not_found", f"There is nothing at {request.path}.")
     # Read once, before anything that may run again on a new connection: a run after a

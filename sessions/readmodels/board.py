@@ -10,10 +10,9 @@ transition wins); what a card shows is always computed by `projections`.
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
-from sessions import store
+from sessions import config, store
 from sessions.domain import projections, vocabulary
 from sessions.domain.attention import Facts, decide
 from sessions.readmodels import budgets as budget_model
@@ -65,7 +64,9 @@ def needing_attention(
     if at is None:
         marks = open_sessions.work_marks()
         failing = marks.failing
-        duplicates = work_model.duplicates(open_rows, settings.SHARED_BRANCHES, marks.places)
+        duplicates = work_model.duplicates(
+            open_rows, config.current().shared_branches, marks.places
+        )
     else:  # red checks and duplicate work are judged now only
         failing, duplicates = {}, {}
     plans = {row.plan for row in rows if row.plan is not None and row.status == vocabulary.ACTIVE}
@@ -131,53 +132,41 @@ def attention_lines(
 
 
 def listing(
-    owner: str | None = None,
-    text: str | None = None,
-    status: str | None = None,
-    stale: bool | None = None,
-    attention: bool | None = None,
+    query: store.SessionQuery,
     now: datetime | None = None,
     limits: projections.Thresholds | None = None,
-    at: datetime | None = None,
-    offset: int = 0,
-    limit: int | None = None,
 ) -> list[str]:
-    """Session ids, newest activity first, narrowed as asked, `limit` of them (default:
-    all) from the `offset`-th: `store.listing` at `now` (default: the clock; as of `at`,
-    `at`) with `limits` (default: the settings'). `attention` True lists those that need
-    a person, longest overdue first; False, every other (`needing_attention` decides
-    both, so the two lists split every list between them)."""
+    """Session ids, newest activity first, narrowed as `query` asks: `store.listing` at
+    `now` (default: the clock; as of `at`, `at`) with `limits` (default: the settings').
+    `attention` True lists those that need a person, longest overdue first; False, every
+    other (`needing_attention` decides both, so the two lists split every list)."""
+    at = query.at
     now = at if at is not None else timezone.now() if now is None else now
     limits = thresholds() if limits is None else limits
-    if attention is None:
-        return store.listing(owner, text, status, stale, now, limits, at, offset, limit)
-    needing = _needing_attention(owner, text, status, stale, now, limits, at)
-    if attention:
+    if query.attention is None:
+        return store.listing(query, now, limits)
+    needing = _needing_attention(query, now, limits)
+    if query.attention:
+        offset, limit = query.offset, query.limit
         return needing[offset:] if limit is None else needing[offset : offset + limit]
-    return store.listing(owner, text, status, stale, now, limits, at, offset, limit, needing)
+    return store.listing(query, now, limits, excluded=needing)
 
 
 def _needing_attention(
-    owner: str | None,
-    text: str | None,
-    status: str | None,
-    stale: bool | None,
-    now: datetime,
-    limits: projections.Thresholds,
-    at: datetime | None,
+    query: store.SessionQuery, now: datetime, limits: projections.Thresholds
 ) -> list[str]:
     """The sessions needing attention at `now` (as of `at`, if given), longest overdue
     first: only open sessions can, and the open-sessions model names them, so the answer
     costs the open sessions, never the closed history (on PostgreSQL the walk over every
     stream's tail cost seconds at a few hundred thousand events)."""
-    rows = board_rows(owner, text, closed_since=now, at=at)
-    if status is not None:
-        rows = [row for row in rows if row.status == status]
-    if stale is not None:
+    rows = board_rows(query.owner, query.text, closed_since=now, at=query.at)
+    if query.status is not None:
+        rows = [row for row in rows if row.status == query.status]
+    if query.stale is not None:
         quiet_before = now - limits.stale
         rows = [
             row
             for row in rows
-            if (row.status == vocabulary.ACTIVE and row.last_at < quiet_before) == stale
+            if (row.status == vocabulary.ACTIVE and row.last_at < quiet_before) == query.stale
         ]
-    return [session_id for session_id, _ in needing_attention(rows, now, limits, at)]
+    return [session_id for session_id, _ in needing_attention(rows, now, limits, query.at)]

@@ -7,6 +7,7 @@ the browser shows it once)."""
 from datetime import datetime
 from typing import NamedTuple
 
+from sessions import store
 from sessions.domain import projections, vocabulary
 from sessions.readmodels import board as board_model
 from sessions.readmodels import feed as feed_model
@@ -51,7 +52,8 @@ def notices(owner: str, after: int | None, now: datetime) -> tuple[list[Notice],
 
 
 def _lapsed(owner: str, now: datetime) -> list[Notice]:
-    ids = board_model.listing(owner=owner, attention=True, now=now, limit=LAPSED_SHOWN)
+    query = store.SessionQuery(owner=owner, attention=True, limit=LAPSED_SHOWN)
+    ids = board_model.listing(query, now)
     views = session_views.session_views(ids, now)
     found = []
     for view in views.values():

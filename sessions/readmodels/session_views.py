@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from django.conf import settings
 from django.utils import timezone
 
 from sessions import config, store
@@ -32,7 +31,7 @@ WHOLE_STREAM_LIMIT = 100
 
 
 class AppendedEvents(Protocol):
-    """What an append (`rules.append.Appended`) read: its event and its view's events
+    """What an append (`rules.appends.Appended`) read: its event and its view's events
     (`projections.ViewEvents`; None for a repeated key's answer, which read nothing)."""
 
     event: EventRecord
@@ -143,7 +142,7 @@ def with_duplicates(
         for i, view in views.items()
         if view is not None and view.work is not None and view.status != vocabulary.CLOSED
     }
-    shared = settings.SHARED_BRANCHES
+    shared = config.current().shared_branches
     placed = [i for i, found in works.items() if work.place(found, shared) is not None]
     found = work_model.duplicates(placed, shared) if placed else {}
     for session_id, duplicate in found.items():

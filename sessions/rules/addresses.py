@@ -13,7 +13,7 @@ import ipaddress
 import socket
 import urllib.parse
 
-from django.conf import settings
+from sessions import config
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -39,7 +39,7 @@ class BlockedAddress(OSError):
 
 def allowed_networks() -> tuple[Network, ...]:
     """`WEBHOOK_ALLOWED_NETWORKS`: internal networks an operator lets webhooks into."""
-    return _parsed(tuple(settings.WEBHOOK_ALLOWED_NETWORKS))
+    return _parsed(config.current().webhook_allowed_networks)
 
 
 @functools.cache
@@ -93,7 +93,7 @@ def resolve(host: str, port: int) -> list[Address]:
         raise BlockedAddress(f"{host} does not resolve ({error})") from None
     addresses = []
     for *_, sockaddr in found:
-        address = ipaddress.ip_address(sockaddr[0].split("%")[0])
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
         if address not in addresses:
             addresses.append(address)
     return addresses

@@ -9,9 +9,9 @@ errors (`refusals`); who may write what is `permissions`'.
 """
 
 import secrets
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from django.utils import timezone
 
@@ -23,6 +23,7 @@ from sessions.readmodels import kept, plan_graphs, plan_sessions
 from sessions.readmodels import view_events as view_events_model
 from sessions.readmodels import work as work_model
 from sessions.rules import work as work_rules
+from sessions.rules.appends import Append, Appended, HowMade
 from sessions.rules.permissions import User, check_permission
 from sessions.rules.refusals import (
     Conflict,
@@ -34,25 +35,8 @@ from sessions.rules.refusals import (
 )
 
 _ATTEMPTS = 20
-
-
-@dataclass(frozen=True)
-class Appended:
-    event: EventRecord
-    created: bool  # False when an idempotency key repeated an earlier append
-    previous: EventRecord | None = None  # the stream's last event before a new one
-    # A new event's stream: the events its view now depends on, with its counts
-    # (`projections.view_events`), so that an answer need not read them again.
-    view_events: projections.ViewEvents | None = None
-    # A claim's node's last attempt before it (the previous worker's handoff); None for
-    # other appends, and for a claim of a node never tried.
-    last_attempt: plans.Attempt | None = None
-    # A new event's place in the global order (the feed's position); None when an
-    # idempotency key repeated an earlier append.
-    position: int | None = None
-    # The close a merged pull request's report appended after it, in the same transaction.
-    merge_close: EventRecord | None = None
-    brief: str | None = None  # a claim's node's brief (what its agent is given to do)
+T = TypeVar("T")
+NOTHING_KNOWN = HowMade()  # an append whose caller has read nothing of its stream
 
 
 def new_session_id() -> str:
@@ -67,7 +51,14 @@ def key_errors(idempotency_key: str | None) -> dict[str, str]:
     return {"idempotency_key": problem} if problem else {}
 
 
-def _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key):
+def _checked(
+    stream_id: str | None,
+    event_type: str,
+    fields: dict,
+    user: User,
+    expected_seq: int | None,
+    idempotency_key: str | None,
+) -> dict:
     """The input's fields as stored, and the streams an append of them holds; or the
     refusal of the input, then of a caller not signed in. `stream_id` None: an id is yet
     to be made (`start_unnamed`)."""
@@ -127,14 +118,14 @@ def append_event(
     """
     fields = _checked(stream_id, event_type, fields, user, expected_seq, idempotency_key)
     streams = _held_streams(stream_id, fields)
-    args = (stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
+    append = Append(stream_id, event_type, fields, user, expected_seq, idempotency_key, now)
     # A plan event's checks read its nodes' sessions, so it always holds the plan: a
     # start on a node (which holds the plan too) cannot slip in between.
     # A merge's report appends its close too: both in one transaction, holding the stream.
     held = event_type in vocabulary.PLAN_EVENT_TYPES or work_rules.reports_a_merge(
         event_type, fields
     )
-    result = retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, *args))
+    result = retrying_races(lambda attempt: _append_once(streams, held or attempt > 0, append))
     if result.previous is not None:
         # Committed: the process's read models take it in without asking again.
         kept.appended(result.previous, result.event)
@@ -165,7 +156,8 @@ def start_unnamed(
         return append_event(new_session_id(), event_type, fields, user=user, now=now)
     fields = _checked(None, event_type, fields, user, None, idempotency_key)
     actor = user.get_username()
-    # A retry is answered without taking any lock (on SQLite, the one writer's turn).
+    # A retry of a start that succeeded is answered before any lock is taken: on
+    # SQLite a lock is the database's single writer's turn, which a read need not wait for.
     earlier = store.start_by_key(actor, idempotency_key, event_type)
     if earlier is not None:
         return Appended(earlier, created=False)
@@ -177,14 +169,13 @@ def start_unnamed(
             earlier = store.start_by_key(actor, idempotency_key, event_type)
             if earlier is not None:
                 return Appended(earlier, created=False)
-            return append_to_stream(
-                stream_id, event_type, fields, user, None, idempotency_key, now, fresh=True
-            )
+            append = Append(stream_id, event_type, fields, user, None, idempotency_key, now)
+            return append_to_stream(append, HowMade(fresh=True))
 
     return retrying_races(lambda _: start())
 
 
-def retrying_races(write):
+def retrying_races(write: Callable[[int], T]) -> T:
     """`write(attempt)`, numbered from 0, until it does not lose a race."""
     for attempt in range(_ATTEMPTS - 1):
         try:
@@ -194,52 +185,40 @@ def retrying_races(write):
     return write(_ATTEMPTS - 1)
 
 
-def _append_once(streams, locked, *args):
+def _append_once(streams: tuple[str, ...], locked: bool, append: Append) -> Appended:
     # A first try may run without the streams' lock (`store.appending`); after a lost
     # race the append holds it, so no writer loses twice to a busy stream.
     with store.appending(*streams, locked=locked):
-        return append_to_stream(*args)
+        return append_to_stream(append)
 
 
-def append_to_stream(
-    stream_id,
-    event_type,
-    fields,
-    user,
-    expected_seq,
-    idempotency_key,
-    now,
-    plan=None,
-    fresh=False,
-    reclaiming=False,
-    known=None,
-):
-    """The append inside `store.appending`; `plan` is the plan's graph and node states
-    when the caller has just worked them out (a claim), so that a start on a node does
-    so once; `fresh` says the stream's id was just made (a claim's), so there is nothing
-    to read of it (were it taken after all, the insert fails and the caller tries again);
-    `reclaiming` says this is a reclaim's close of a lapsed session, the one append a
-    user may make to a session not theirs without the act-on-any-session permission;
-    `known` is the stream's view events when the caller has just read them under its
-    lock.
+def append_to_stream(append: Append, made: HowMade = NOTHING_KNOWN) -> Appended:
+    """The append inside `store.appending`, knowing what `made` says its caller knows.
 
     The idempotency key is checked by the insert, and before a refusal: either way an
     append made earlier under the key is answered with, whatever happened since."""
-    if fresh:
+    stream_id, event_type, fields, user = (
+        append.stream_id,
+        append.event_type,
+        append.fields,
+        append.user,
+    )
+    idempotency_key, plan = append.idempotency_key, made.plan
+    if made.fresh:
         chosen = projections.ViewEvents([], 0, 0)
     else:
-        chosen = known or view_events_model.view_events(stream_id)
+        chosen = made.view_events or view_events_model.view_events(stream_id)
     ends = chosen.events[:1] + chosen.events[1:][-1:]
     actor = user.get_username()
-    now = now or timezone.now()
-    if ends and not reclaiming:
+    now = append.now or timezone.now()
+    if ends and not made.reclaiming:
         check_permission(user, event_type, fields, ends[0], chosen.events, now)
     try:
-        record = _next_event(
-            stream_id, event_type, fields, actor, expected_seq, now, plan, chosen.events
-        )
+        record = _next_event(append, actor, now, chosen.events)
     except Refused:
-        # Not for a request of the other kind on the same id (a session's on a plan's).
+        # A refused request may still be a retry of one that succeeded: answer with the
+        # event its key first appended. Only a key met on a stream of the same kind counts
+        # (a plan request's key says nothing about a session of the same id).
         same_kind = ends and vocabulary.stream_kind(ends[0].type) == vocabulary.stream_kind(
             event_type
         )
@@ -253,12 +232,14 @@ def append_to_stream(
     if event_type == vocabulary.START and record.plan is not None:
         record, handoff = start_on_node(record, plan, now, user)
     position = store.insert(record, idempotency_key)
-    if position is None:
-        return Appended(store.key_event(stream_id, actor, idempotency_key), created=False)
+    if position is None:  # its key was taken: the event first appended under it answers
+        return Appended(_keyed(stream_id, actor, idempotency_key), created=False)
     after = projections.view_events_after(chosen, record)
     previous = ends[-1] if ends else None
     merge = None
-    # (At one place left the report became its close: nothing more to append then.)
+    # A merge's report closes the session in the same transaction. When the stream had
+    # only one place left, `_next_event` already wrote the close in the report's place
+    # (`record.type` is then the close's), and there is nothing more to append.
     if record.type == event_type and work_rules.merges(
         event_type, fields, projections.status(chosen.events)
     ):
@@ -277,9 +258,24 @@ def append_to_stream(
     )
 
 
-def _next_event(stream_id, event_type, fields, actor, expected_seq, now, plan, chosen):
+def _keyed(stream_id: str, actor: str, idempotency_key: str | None) -> EventRecord:
+    """The event `actor` appended to the stream under `idempotency_key`, which an insert
+    found taken."""
+    earlier = (
+        store.key_event(stream_id, actor, idempotency_key) if idempotency_key is not None else None
+    )
+    if earlier is None:
+        raise LookupError(f"no event of {actor!r} on {stream_id!r} holds that key")
+    return earlier
+
+
+def _next_event(
+    append: Append, actor: str, now: datetime, chosen: list[EventRecord]
+) -> EventRecord:
     """The event to append to a stream whose view depends on the events `chosen` (its
     first and last among them), or a `Refused` saying why it may not be."""
+    stream_id, event_type, fields = append.stream_id, append.event_type, append.fields
+    expected_seq = append.expected_seq
     ends = chosen[:1] + chosen[1:][-1:]
     kind, stream_kind = (
         vocabulary.stream_kind(event_type),
@@ -405,11 +401,14 @@ def start_on_node(
     """A start on a plan's node as it is written (the node's title when none is given),
     after reclaiming the node if it lapsed (with the handoff of the session it closed);
     or a refusal of a node that may not start."""
-    plan = plan or plan_state(record.plan, now, [record.node])
+    plan_id, node_key = record.plan, record.node
+    if plan_id is None or node_key is None:  # (the vocabulary asks for both or neither)
+        raise InvalidEvent({"node": "a start on a plan names its node"})
+    plan = plan or plan_state(plan_id, now, [node_key])
     if plan is None:
-        raise InvalidEvent({"plan": f"there is no plan {record.plan!r}"})
+        raise InvalidEvent({"plan": f"there is no plan {plan_id!r}"})
     graph, found = plan
-    plan_id, node_key, states = record.plan, record.node, found.states
+    states = found.states
     node = graph.nodes.get(node_key)
     if node is None:
         raise InvalidEvent({"node": f"plan {plan_id!r} has no node {node_key!r}"})
@@ -451,12 +450,14 @@ def start_on_node(
 
 def _reclaim(
     graph: plans.Graph, found: plan_sessions.Found, start: EventRecord, now: datetime, user: User
-) -> plans.Attempt:
+) -> plans.Attempt | None:
     """Close each unclosed session of a lapsed node (`outcome: lapsed`, the claimer as
     actor, a note saying since when it was silent and who took over), inside the
     start's transaction, which holds the plan; the handoff of the latest of them. Each
     session is held too, and checked again under its lock: if it has shown activity
     since, the start loses the race and is tried again (the node is running again)."""
+    if graph.lease is None or start.node is None:  # (a lapse needs a lease, a start a node)
+        return None
     unclosed = plans.unclosed_by_node(found.sessions).get(start.node, [])
     lease = timedelta(minutes=graph.lease)
     store.hold_also(*[i for i in unclosed if i not in found.held])
@@ -466,21 +467,14 @@ def _reclaim(
             session_id, vocabulary.MAX_BLOCKERS_SHOWN
         )
         events = known.events
-        if not projections.has_lapsed(events, now, lease):
-            raise store.RaceLost((start.plan, session_id))
         since = projections.last_activity(events)
+        if since is None or not projections.has_lapsed(events, now, lease):
+            raise store.RaceLost((start.plan, session_id))
         note = reclaims.reclaim_note(since, start.session, jsonl.format_timestamp)
         fields = {"outcome": vocabulary.LAPSED, "note": note}
         append_to_stream(
-            session_id,
-            vocabulary.CLOSE,
-            fields,
-            user,
-            None,
-            None,
-            now,
-            reclaiming=True,
-            known=known,
+            Append(session_id, vocabulary.CLOSE, fields, user, now=now),
+            HowMade(reclaiming=True, view_events=known),
         )
         progress = projections.progress(events)
         unread = tuple(projections.pending_messages(events))

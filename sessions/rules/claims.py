@@ -9,13 +9,13 @@ from sessions.domain import budgets, plans, projections, vocabulary
 from sessions.readmodels import budgets as budget_model
 from sessions.readmodels import plan_sessions, plan_views
 from sessions.rules.append import (
-    Appended,
     append_to_stream,
     key_errors,
     new_session_id,
     plan_state,
     retrying_races,
 )
+from sessions.rules.appends import Append, Appended, HowMade
 from sessions.rules.permissions import User
 from sessions.rules.refusals import Conflict, Forbidden, InvalidEvent, UnknownPlan
 
@@ -77,6 +77,8 @@ def _lapsed(
     neither again (a live worker's append waits for the claim's commit, a few
     milliseconds), and each must be closable; without (to word a refusal), they are
     only read."""
+    if graph.lease is None:  # a plan with no lease (an older file's): nothing lapses
+        return None
     unclosed = [s for s in found.sessions if s.node == key and s.outcome is None]
     lease = timedelta(minutes=graph.lease)
     if not unclosed or not all(plans.may_have_lapsed(s, found.now, lease) for s in unclosed):
@@ -132,26 +134,19 @@ def claim_next(
                     return Appended(earlier, created=False)
             if plan is None:
                 raise UnknownPlan(plan_id)
-            plan = _next_claimable(plan_id, *plan)
-            if plan is None:
+            claimable = _next_claimable(plan_id, *plan)
+            if claimable is None:
                 raise Conflict(
                     "nothing_ready",
                     f"No node of plan {plan_id!r} is ready or reclaimable: every live node is "
                     "done, running, failed, waiting on others, or lapsed past its attempts.",
                     plan_id,
                 )
-            graph, found, key = plan
+            graph, found, key = claimable
             fields = {"plan": plan_id, "node": key, vocabulary.AGENT: agent}
             started = append_to_stream(
-                session_id,
-                vocabulary.START,
-                fields,
-                user,
-                None,
-                idempotency_key,
-                now,
-                plan=(graph, found),
-                fresh=True,
+                Append(session_id, vocabulary.START, fields, user, None, idempotency_key, now),
+                HowMade(plan=(graph, found), fresh=True),
             )
             started = replace(started, brief=graph.nodes[key].brief)
             if started.last_attempt is not None or not found.attempts.get(key):

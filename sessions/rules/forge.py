@@ -2,9 +2,9 @@
 `session_work` on every session it is about, as the forge's own user, under the
 delivery's id as the idempotency key, so a redelivery appends nothing."""
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from sessions import config
 from sessions.domain import vocabulary
 from sessions.domain.github import Delivery
 from sessions.readmodels import work as work_model
@@ -19,8 +19,8 @@ MOST_SESSIONS = 20
 def report(delivery: Delivery, key: str) -> tuple[int, list[str]]:
     """Append what `delivery` says to the sessions it is about: how many it matched, and
     those it appended to (a redelivery's key repeats, and appends nothing)."""
-    forge = users.service_user(get_user_model(), settings.GITHUB_ACTOR)
-    matched = work_model.sessions_reached(delivery, settings.SHARED_BRANCHES, MOST_SESSIONS)
+    forge = users.service_user(get_user_model(), config.current().github_actor)
+    matched = work_model.sessions_reached(delivery, config.current().shared_branches, MOST_SESSIONS)
     appended = []
     for session_id in matched:
         try:

@@ -2,12 +2,14 @@
 permission); the plan's owner also to a session on its node (a message, a release).
 Reads and writes ask the same questions here."""
 
-from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from datetime import datetime
+
 from django.contrib.auth.models import AnonymousUser
 
-from sessions import store
+from sessions import config, store
 from sessions.domain import projections, vocabulary
+from sessions.domain.records import EventRecord
+from sessions.models import Person
 from sessions.readmodels import plan_graphs
 from sessions.rules.refusals import Forbidden, InvalidEvent
 
@@ -15,7 +17,7 @@ ACT_ON_ANY_SESSION = "tower.act_on_any_session"
 
 
 # Who asks: a signed-in person or agent, or nobody (refused).
-User = AbstractBaseUser | AnonymousUser
+User = Person | AnonymousUser
 
 
 def may_act(user: User, session_owner: str | None) -> bool:
@@ -30,7 +32,7 @@ def is_forge(user: User) -> bool:
     sign in): it may append `session_work`, and a merge's close, to any session."""
     return (
         user.is_authenticated
-        and user.get_username() == settings.GITHUB_ACTOR
+        and user.get_username() == config.current().github_actor
         and not user.has_usable_password()
     )
 
@@ -62,7 +64,14 @@ def may_release(user: User, plan_id: str | None) -> bool:
     return user.has_perm(ACT_ON_ANY_SESSION) or _owns_plan(user, plan_id)
 
 
-def check_permission(user, event_type, fields, first, events, now) -> None:
+def check_permission(
+    user: User,
+    event_type: str,
+    fields: dict,
+    first: EventRecord,
+    events: list[EventRecord],
+    now: datetime,
+) -> None:
     """Refuse an append the user may not make to the stream whose first event is
     `first` (`events`: those its view depends on): the owner's or a lead's, but a plan
     owner may also write to a session on the plan's node, and a release (a close with
@@ -90,7 +99,9 @@ def check_permission(user, event_type, fields, first, events, now) -> None:
         )
 
 
-def _check_release(user, first, events, now) -> None:
+def _check_release(
+    user: User, first: EventRecord, events: list[EventRecord], now: datetime
+) -> None:
     """A close with outcome lapsed from a person is a release: the plan's owner or a
     lead handing a lapsed node back. Anything else sending it is refused (400)."""
     if first.type != vocabulary.START or not may_release(user, first.plan):

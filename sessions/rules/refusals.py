@@ -1,21 +1,19 @@
-"""Refusals: domain errors with a `code` for programs and a `detail` for people. Each
-surface (API, forms, commands, MCP) says them its own way, with the status `status_of`
-picks for the refusal's class."""
+"""Refusals: domain errors with a `code` for programs, a `detail` for people and the
+`status` every surface answers them with (the API and the forms alike; MCP, which has no
+statuses, says the code). Each kind says its own, once."""
 
 
 class Refused(Exception):
-    """Base of every refusal: `code` names it for programs, `detail` says it to people."""
+    """Base of every refusal: `code` names it for programs, `detail` says it to people,
+    `status` is the HTTP status it is answered with (invalid input, unless a kind says
+    otherwise)."""
 
     code = "invalid"
+    status = 400
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
-
-
-def status_of(refusal: Refused, statuses: dict[type, int]) -> int:
-    """The status a surface gives a refusal: that of its nearest class in `statuses`."""
-    return next((statuses[cls] for cls in type(refusal).__mro__ if cls in statuses), 400)
 
 
 class InvalidEvent(Refused):
@@ -29,10 +27,12 @@ class InvalidEvent(Refused):
 
 class Forbidden(Refused):
     code = "forbidden"
+    status = 403
 
 
 class UnknownSession(Refused):
     code = "not_found"
+    status = 404
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"There is no session {session_id!r}.")
@@ -45,6 +45,8 @@ class UnknownPlan(UnknownSession):
 
 class Conflict(Refused):
     """Refused because of the stream's current state, which `session_id` names."""
+
+    status = 409
 
     def __init__(self, code: str, detail: str, session_id: str) -> None:
         super().__init__(detail)

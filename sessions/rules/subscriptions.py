@@ -4,11 +4,9 @@ webhook may reach, `addresses`), listed, pinged, removed. Their rows are the sto
 
 import secrets
 
-from django.contrib.auth.base_user import AbstractBaseUser
-
 from sessions import config
 from sessions.domain import webhooks
-from sessions.models import Delivery, Subscription
+from sessions.models import Delivery, Person, Subscription
 from sessions.readmodels import open_sessions
 from sessions.rules import addresses
 from sessions.rules.refusals import Refused
@@ -30,7 +28,7 @@ class UnsafeWebhookUrl(Refused):
     code = "unsafe_webhook_url"
 
 
-def subscribe(owner: AbstractBaseUser, url: str, payload: str, **filters: str) -> Subscription:
+def subscribe(owner: Person, url: str, payload: str, **filters: str) -> Subscription:
     """A new subscription with a fresh secret. It hears of events from now on: its cursor
     starts at the feed's current position, not at the beginning of history. Refused
     (`TooManyWebhooks`) past `WEBHOOKS_PER_USER`: each is a thread of the worker; and
@@ -69,12 +67,12 @@ def connect() -> None:
     )
 
 
-def visible_subscriptions(user: AbstractBaseUser) -> list[Subscription]:
+def visible_subscriptions(user: Person) -> list[Subscription]:
     """The subscriptions a person manages: their own; a superuser's, everyone's."""
     return stored.managed_by(user)
 
 
-def visible_subscription(user: AbstractBaseUser, subscription_id: int) -> Subscription | None:
+def visible_subscription(user: Person, subscription_id: int) -> Subscription | None:
     """One of the subscriptions `user` manages, or None."""
     return stored.managed_one(user, subscription_id)
 

@@ -5,11 +5,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
-from sessions.models import ApiToken
+from sessions import config
+from sessions.models import ApiToken, Person
 from sessions.store import tokens as stored
 
 SCHEME = "ct_"
@@ -28,7 +27,7 @@ EXPIRY_CHOICES = (90, 30, 365, None)
 
 
 def create_token(
-    user: AbstractBaseUser,
+    user: Person,
     name: str,
     read_only: bool = False,
     expires_in_days: int | None = None,
@@ -57,7 +56,7 @@ def create_token(
 class Bearer:
     """Who a request's token acts as, and whether it may only read."""
 
-    user: AbstractBaseUser
+    user: Person
     read_only: bool
 
 
@@ -93,21 +92,21 @@ class ForgeUserRefused(TokenRefused):
     def __init__(self) -> None:
         super().__init__(
             "forge_user",
-            f"No token may act as {settings.GITHUB_ACTOR!r}, the GitHub integration's user:"
+            f"No token may act as {config.current().github_actor!r}, the GitHub integration's user:"
             " only GitHub's signed deliveries do (it can never sign in either).",
         )
 
 
-def is_forge_user(user: AbstractBaseUser) -> bool:
-    return user.get_username() == settings.GITHUB_ACTOR
+def is_forge_user(user: Person) -> bool:
+    return user.get_username() == config.current().github_actor
 
 
-def visible_tokens(user: AbstractBaseUser) -> list[ApiToken]:
+def visible_tokens(user: Person) -> list[ApiToken]:
     """The tokens a person manages: their own; a superuser's, everyone's."""
     return stored.managed_by(user)
 
 
-def revoke(user: AbstractBaseUser, token_id: int) -> bool:
+def revoke(user: Person, token_id: int) -> bool:
     """Revoke one of the tokens `user` manages (again is harmless); False when there is
     no such token among them."""
     return stored.revoke(user, token_id)

@@ -25,7 +25,13 @@ raises its own errors (`connections.DatabaseUnavailable`, `writing.RaceLost`), n
 Django's.
 """
 
-from sessions.store.board import board_rows, board_rows_as_of, listing, newest_position
+from sessions.store.board import (
+    SessionQuery,
+    board_rows,
+    board_rows_as_of,
+    listing,
+    newest_position,
+)
 from sessions.store.feed import SafePosition, read_feed, streams_of_types
 from sessions.store.flow import closed_before, closes_by_agent, first_moment, flow_folds
 from sessions.store.plan_rows import (
@@ -72,6 +78,7 @@ from sessions.store.writing import (
 __all__ = [
     "RaceLost",
     "SafePosition",
+    "SessionQuery",
     "appending",
     "blocked_run_changes_after",
     "blocked_run_starts",

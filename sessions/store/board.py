@@ -5,6 +5,7 @@ prepared, and rows come out as tuples."""
 
 import json
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -122,9 +123,9 @@ def _status_rows(start_rows: QuerySet, happened: QuerySet) -> list[BoardRow]:
     # per-value converters: at 1,000 open sessions they were a third of the call).
     sql, params = rows.query.sql_with_params()
     found = []
-    for session_id, kind, changed_at, plan, *kept_alive in run_prepared(sql, params):
+    for session_id, kind, changed_at, plan, *alive_at in run_prepared(sql, params):
         changed_at = moment_read(changed_at)
-        last_at = latest_read(changed_at, *kept_alive)
+        last_at = latest_read(changed_at, *alive_at)
         found.append(BoardRow(session_id, vocabulary.STATUS_AFTER[kind], last_at, changed_at, plan))
     found.sort(key=lambda row: (-row.last_at.timestamp(), row.session))
     return found
@@ -144,20 +145,25 @@ def board_rows_as_of(
     return _status_rows(rows, Event.objects.filter(timestamp__lte=at))
 
 
+@dataclass(frozen=True)
+class SessionQuery:
+    """What a list of sessions asks: its filters, the moment it is as of, and its page."""
+
+    owner: str | None = None
+    text: str | None = None  # found in the title or the owner's name
+    status: str | None = None
+    stale: bool | None = None
+    attention: bool | None = None  # the read model's to decide (`domain.attention`)
+    at: datetime | None = None  # as of this moment; None: now
+    offset: int = 0
+    limit: int | None = None  # None: all
+
+
 def listing(
-    owner: str | None,
-    text: str | None,
-    status: str | None,
-    stale: bool | None,
-    now: datetime,
-    limits: Thresholds,
-    at: datetime | None = None,
-    offset: int = 0,
-    limit: int | None = None,
-    excluded: Sequence[str] = (),
+    query: SessionQuery, now: datetime, limits: Thresholds, excluded: Sequence[str] = ()
 ) -> list[str]:
-    """Session ids, newest activity first, narrowed as asked: `limit` of them (default:
-    all) from the `offset`-th.
+    """Session ids, newest activity first, narrowed as `query` asks: `limit` of them
+    (default: all) from the `offset`-th.
 
     Walks events newest first and keeps each session's last activity (its last event
     that is not a message: no later one in its stream), so a page costs the events it
@@ -169,6 +175,7 @@ def listing(
     attention is decided in one place, `domain.attention`). As of `at`, the same over the
     events that had happened by then, with `now = at`.
     """
+    owner, text, status, stale, at = query.owner, query.text, query.status, query.stale, query.at
     happened = Event.objects.all() if at is None else Event.objects.filter(timestamp__lte=at)
     activity = happened.filter(type__in=vocabulary.ACTIVITY_TYPES)
     # Session streams only: a plan's events are not a session's activity. Each row is kept
@@ -197,4 +204,5 @@ def listing(
         tails = tails.exclude(session__in=list(excluded))
     ids = tails.order_by("-timestamp", "-id").values_list("session", flat=True)
     with walking_an_index():
+        offset, limit = query.offset, query.limit
         return list(ids[offset:] if limit is None else ids[offset : offset + limit])

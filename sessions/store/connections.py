@@ -54,7 +54,8 @@ def again_on_lost_connection(call: Callable[[], T]) -> T:
     So it skips Django's health check (a `SELECT 1` round trip before the request's first
     statement, a sixth of an append's time on PostgreSQL): a dead connection fails the
     first statement instead, and the call runs again."""
-    connection.health_check_done = True
+    # Django 5.1's flag, which its stubs do not name yet.
+    connection.health_check_done = True  # type: ignore[attr-defined]
     for pause in PAUSES:
         if pause:  # even sleep(0) gives up the core: the first run must not wait
             time.sleep(pause)

@@ -65,7 +65,7 @@ def walking_an_index() -> Iterator[None]:
         yield
 
 
-def moment_param(moment: datetime) -> object:
+def moment_param(moment: datetime) -> str | datetime | None:
     """A moment as a parameter of hand-written SQL, in the form the table stores: the
     SQLite driver would send an aware datetime with its offset ("+00:00"), which as text
     sorts after the same moment stored without one."""
@@ -181,7 +181,7 @@ def run_for_stream(sql: str, stream: str) -> list[tuple]:
     return run_prepared(sql, [stream] * _placeholders(sql))
 
 
-def _run_prepared_postgresql(db, sql: str, params: Sequence) -> list[tuple]:
+def _run_prepared_postgresql(db: BaseDatabaseWrapper, sql: str, params: Sequence) -> list[tuple]:
     # One server-bound cursor per connection, made once: making one (and its loaders)
     # for every statement cost as much as sending it.
     kept = getattr(db, "_tower_prepared", None)
@@ -191,7 +191,8 @@ def _run_prepared_postgresql(db, sql: str, params: Sequence) -> list[tuple]:
 
         cursor = psycopg.Cursor(db.connection)
         cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
-        kept = db._tower_prepared = (db.connection, cursor)
+        # Kept on the wrapper, a field of which the stubs do not let us name.
+        kept = db._tower_prepared = (db.connection, cursor)  # type: ignore[attr-defined]
     kept[1].execute(sql, params, prepare=True)
     return kept[1].fetchall()
 
@@ -270,7 +271,7 @@ def one_of(column: str) -> str:
     return _ONE_OF[connection.vendor].format(column)
 
 
-def ids_param(ids: Iterable[str]) -> object:
+def ids_param(ids: Iterable[str]) -> str | list[str]:
     """A list of ids as the one parameter `one_of` takes."""
     return json.dumps(list(ids)) if connection.vendor == "sqlite" else list(ids)
 
@@ -318,7 +319,9 @@ MICROSECONDS_SQL = {
 
 def microseconds_of(column: str = "timestamp") -> str:
     """SQL for a moment column in whole microseconds since the epoch, on this database."""
-    if connection.vendor == "sqlite" and connection.Database.sqlite_version_info < (3, 38):
+    # The backend's driver module, which the stubs' wrapper does not name.
+    driver = connection.Database  # type: ignore[attr-defined]
+    if connection.vendor == "sqlite" and driver.sqlite_version_info < (3, 38):
         return MICROSECONDS_SQL["sqlite<3.38"].format(column)
     return MICROSECONDS_SQL[connection.vendor].format(column)
 

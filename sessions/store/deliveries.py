@@ -26,7 +26,9 @@ def log_delivered(subscription: Subscription, delivered: list[Delivery], keep: i
                 unique_fields=["subscription", "position"],
                 update_fields=["attempts", "status", "error", "last_tried_at", "delivered_at"],
             )
-            move_cursor(subscription, delivered[-1].position)
+            last = delivered[-1].position  # (a delivered event always has its position)
+            if last is not None:
+                move_cursor(subscription, last)
             logged = subscription.deliveries.filter(position__isnull=False)
             oldest_kept = logged.order_by("-position").values("position")[keep - 1 : keep]
             logged.filter(position__lt=oldest_kept).delete()

@@ -3,6 +3,7 @@ appear (`SafePosition`), the feed up to there, and the streams of some types' ro
 position range."""
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection
 
@@ -85,7 +86,7 @@ def read_feed(
     with its position, narrowed by any of `_FEED_FILTERS` given (None: not narrowed).
     With `up_to` a `SafePosition`, a reader that keeps the last position it saw never
     misses an event nor sees one twice."""
-    clauses, params = ["id > %s", "id <= %s"], [after, up_to]
+    clauses, params = ["id > %s", "id <= %s"], list[Any]([after, up_to])
     for name, value in filters.items():
         if value is not None:
             clauses.append(_FEED_FILTERS[name])
@@ -112,6 +113,7 @@ def streams_of_types(event_types: Sequence[str], after: int, up_to: int | None) 
     """The streams with a row of one of `event_types` at a position in (after, up_to]
     (`up_to` None: above `after`)."""
     select = _STREAMS_OF_TYPES.format(types=", ".join(["%s"] * len(event_types)))
+    params: list[str | int]
     if up_to is None:
         sql, params = select + _POSITIONS_AFTER, [*event_types, after]
     elif after:

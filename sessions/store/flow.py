@@ -214,11 +214,11 @@ def flow_folds(since: datetime, until: datetime) -> tuple[ClosedInWindow, list[t
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         cycles, blocked, review, closes, lasts, crossings = cursor.fetchone()
-    per_day = Counter()
+    per_day: Counter[tuple[int, str]] = Counter()
     for close, count in Counter(_listed(closes)).items():
         day, outcome = close.split(" ")
         per_day[int(day), outcome] = count
-    changes = Counter()
+    changes: Counter[tuple[str, int]] = Counter()
     for last, count in Counter(_listed(lasts)).items():
         kind, day = last.split(" ")
         changes[kind, int(day)] += count

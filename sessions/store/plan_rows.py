@@ -40,12 +40,14 @@ _NODE_SESSIONS = (
 )
 
 
-def _ending(close: str | None, outcome: str | None, closed_at) -> tuple:
+def _ending(
+    close: str | None, outcome: str | None, closed_at: datetime | None
+) -> tuple[str | None, datetime | None]:
     """A node session's (outcome, close time) from its close's columns (both None while
     it is not closed; a close without an outcome is done)."""
     if close is None:
         return None, None
-    return outcome or vocabulary.DONE, aware_utc(closed_at)
+    return outcome or vocabulary.DONE, aware_utc(closed_at) if closed_at is not None else None
 
 
 def node_sessions_of(plans: Sequence[str]) -> dict[str, list[NodeSession]]:
@@ -90,7 +92,7 @@ class NodeStart(NamedTuple):
 
 def node_sessions_after(
     plan: str, position: int, sessions: Sequence[str]
-) -> tuple[list[NodeStart], dict[str, tuple[str, datetime]], int]:
+) -> tuple[list[NodeStart], dict[str, tuple[str | None, datetime | None]], int]:
     """What changed of a plan's node sessions since `position`, for a caller that knows
     them up to it: the starts on the plan above it; the outcome and close time of those
     of `sessions` that are closed; and how many starts on the plan there are at or below

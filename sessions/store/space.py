@@ -59,7 +59,7 @@ def unclosed_on(plans: Sequence[str]) -> list[Unclosed]:
     sql = _UNCLOSED.format(plan_is_one_of=one_of("s.plan"))
     with connection.cursor() as cursor:
         cursor.execute(sql, [ids_param(plans)])
-        return [Unclosed(*row[:4], aware_utc(row[4]), row[5]) for row in cursor.fetchall()]
+        return [Unclosed._make((*row[:4], aware_utc(row[4]), row[5])) for row in cursor.fetchall()]
 
 
 # A session's touched paths, newest report first (by its index of events by type).

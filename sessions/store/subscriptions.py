@@ -2,11 +2,10 @@
 the worker keeps (operational state: nothing about a session is derived from it)."""
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 
-from sessions.models import Subscription
+from sessions.models import Person, Subscription
 
 
 def remove_subscription(subscription: Subscription) -> None:
@@ -24,7 +23,7 @@ def _lock(rows: QuerySet) -> None:
     list(rows.select_for_update().values_list("pk", flat=True))
 
 
-def lock_subscriptions_of(sender: type, instance: AbstractBaseUser, **kwargs: object) -> None:
+def lock_subscriptions_of(sender: type, instance: Person, **kwargs: object) -> None:
     """Before a person is deleted (with their subscriptions, by cascade): lock their
     subscriptions' rows, as `remove` does, so that the worker cannot log a delivery
     between the cascade's removal of the log and of the subscriptions."""
@@ -36,7 +35,7 @@ def move_cursor(subscription: Subscription, position: int) -> None:
     subscription.cursor = max(subscription.cursor, position)
 
 
-def create_within(owner: AbstractBaseUser, most: int, **fields: object) -> Subscription | None:
+def create_within(owner: Person, most: int, **fields: object) -> Subscription | None:
     """A new subscription of `owner`'s, unless they have `most` already (None). The
     owner's row is locked while counting, so racing requests cannot pass the cap."""
     with transaction.atomic():
@@ -56,17 +55,17 @@ def live(subscription_id: int) -> Subscription | None:
     return Subscription.objects.filter(owner__is_active=True, pk=subscription_id).first()
 
 
-def _managed_by(user: AbstractBaseUser) -> QuerySet:
+def _managed_by(user: Person) -> QuerySet:
     rows = Subscription.objects.select_related("owner")
     return rows if user.is_superuser else rows.filter(owner=user)
 
 
-def managed_by(user: AbstractBaseUser) -> list[Subscription]:
+def managed_by(user: Person) -> list[Subscription]:
     """The subscriptions a person manages, newest first: their own; a superuser's,
     everyone's."""
     return list(_managed_by(user))
 
 
-def managed_one(user: AbstractBaseUser, subscription_id: int) -> Subscription | None:
+def managed_one(user: Person, subscription_id: int) -> Subscription | None:
     """One of the subscriptions `user` manages, or None."""
     return _managed_by(user).filter(pk=subscription_id).first()

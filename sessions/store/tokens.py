@@ -6,18 +6,18 @@ from datetime import datetime
 from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
+from django.db.models import Field, QuerySet
 from django.utils import timezone
 
-from sessions.models import ApiToken
+from sessions.models import ApiToken, Person
 from sessions.store.database import moment_read, run_prepared
 
 _FLAGS = ("is_active", "is_staff", "is_superuser")
 
 
 @functools.cache
-def _user_query(vendor, user_model):
+def _user_query(vendor: str, user_model: type[Person]) -> tuple[str, list[str]]:
     """The token lookup's SQL and the user fields it reads: those an API request needs,
     in the model's field order (as `from_db` takes them); others load on first access.
     Every name comes from the user model's own metadata, so a custom user model works
@@ -33,7 +33,7 @@ def _user_query(vendor, user_model):
     # parsed in C (`moment_read`). The flags keep their column, and so Django's converter.
     plain = "+" if vendor == "sqlite" else ""
 
-    def column(field) -> str:
+    def column(field: Field) -> str:
         read_as = "" if field.get_internal_type() == "BooleanField" else plain
         return f"{read_as}u.{quote(field.column)}"
 
@@ -56,7 +56,7 @@ class TokenRow(NamedTuple):
     last_used_at: datetime | None
     scope: str
     expires_at: datetime | None
-    user: AbstractBaseUser
+    user: Person
 
 
 def token_user(digest: str) -> TokenRow | None:
@@ -89,17 +89,17 @@ def create(**fields: object) -> ApiToken:
     return ApiToken.objects.create(**fields)
 
 
-def _managed_by(user: AbstractBaseUser):
+def _managed_by(user: Person) -> QuerySet[ApiToken]:
     rows = ApiToken.objects.select_related("user")
     return rows if user.is_superuser else rows.filter(user=user)
 
 
-def managed_by(user: AbstractBaseUser) -> list[ApiToken]:
+def managed_by(user: Person) -> list[ApiToken]:
     """The tokens a person manages, newest first: their own; a superuser's, everyone's."""
     return list(_managed_by(user))
 
 
-def revoke(user: AbstractBaseUser, token_id: int) -> bool:
+def revoke(user: Person, token_id: int) -> bool:
     """Revoke one of the tokens `user` manages (again is harmless); False when there is
     no such token among them."""
     found = _managed_by(user).filter(pk=token_id)

@@ -9,11 +9,10 @@ only loading the page is looking.
 
 from datetime import datetime, timedelta
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from sessions import config
-from sessions.models import BoardVisit
+from sessions.models import BoardVisit, Person
 
 # A load this soon after the recorded one writes nothing: a write is a commit, which on
 # PostgreSQL waits for the disk (a fifth of a board load's time there), and a visit's
@@ -21,7 +20,7 @@ from sessions.models import BoardVisit
 SEEN_RESOLUTION = timedelta(minutes=1)
 
 
-def look(user: AbstractBaseUser, now: datetime) -> datetime | None:
+def look(user: Person, now: datetime) -> datetime | None:
     """Record that `user` loads the board at `now`; the moment to mark changes from."""
     seen = BoardVisit.objects.filter(user=user).values_list("seen_at", "marks_since").first()
     if seen is not None and timedelta(0) <= now - seen[0] < SEEN_RESOLUTION:
@@ -38,6 +37,6 @@ def look(user: AbstractBaseUser, now: datetime) -> datetime | None:
         return visit.marks_since
 
 
-def marks_since(user: AbstractBaseUser) -> datetime | None:
+def marks_since(user: Person) -> datetime | None:
     """The moment the viewer's marks count from, without recording a look (polls)."""
     return BoardVisit.objects.filter(user=user).values_list("marks_since", flat=True).first()

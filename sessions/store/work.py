@@ -81,7 +81,7 @@ def work_events(session: str, facts: Sequence[EventRecord] | None = None) -> lis
     """The events a session's `work` depends on, in stream order."""
     facts = work_facts(session) if facts is None else facts
     head = head_report(facts)
-    checks = checks_at(session, head.commit) if head is not None else []
+    checks = checks_at(session, head.commit) if head and head.commit else []
     return sorted({r.seq: r for r in [*facts, *checks]}.values(), key=lambda r: r.seq)
 
 
@@ -115,7 +115,7 @@ def head_and_checks(session: str) -> list[EventRecord]:
     """The report that set the session's head commit and the check runs at it, in stream
     order: what red checks' moment depends on (none without a head)."""
     head = head_report(work_facts(session))
-    if head is None:
+    if head is None or head.commit is None:  # (a head report always names its commit)
         return []
     runs = checks_at(session, head.commit)
     return sorted({r.seq: r for r in [head, *runs]}.values(), key=lambda r: r.seq)

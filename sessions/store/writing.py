@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from itertools import compress
+from typing import TextIO
 
 from django.db import IntegrityError, connection, transaction
 
@@ -36,7 +37,7 @@ _SQLITE_THREADS = threading.Lock()
 _sqlite_lock_files: dict = {}
 
 
-def _sqlite_lock_file():
+def _sqlite_lock_file() -> TextIO:
     """This process's open lock file for the database (opened anew after a fork)."""
     path = f"{connection.settings_dict['NAME']}.writers"
     key = (os.getpid(), path)

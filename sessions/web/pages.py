@@ -23,14 +23,11 @@ from django_htmx.http import trigger_client_event
 
 from sessions.http import server_key
 from sessions.readmodels import board as board_model
-from sessions.rules.append import Appended, append_event
+from sessions.rules.append import append_event
+from sessions.rules.appends import Appended
 from sessions.rules.refusals import (
-    Conflict,
-    Forbidden,
     InvalidEvent,
     Refused,
-    UnknownSession,
-    status_of,
 )
 from sessions.web.forms import ACTIONS, Action
 from sessions.web.moments import answers_bad_moments
@@ -58,8 +55,6 @@ class ActionSlug:
 
 register_converter(ActionSlug, "action")
 
-# How a refusal is said to a browser.
-STATUS_OF = {InvalidEvent: 400, Forbidden: 403, UnknownSession: 404, Conflict: 409}
 _ROUTES: list[URLPattern] = []
 
 
@@ -123,7 +118,7 @@ def post_event(
     except Refused as refusal:
         if form is not None and isinstance(refusal, InvalidEvent):
             add_errors(form, refusal)
-        return Posted(status_of(refusal, STATUS_OF), refusal=refusal)
+        return Posted(refusal.status, refusal=refusal)
     return Posted(200, appended=appended)
 
 

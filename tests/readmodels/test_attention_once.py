@@ -22,6 +22,7 @@ from sessions.domain.vocabulary import (
 from sessions.readmodels import board, session_views
 from sessions.rules.append import append_event
 from sessions.rules.refusals import Refused
+from sessions.store import SessionQuery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,8 +56,8 @@ def test_red_checks_and_a_spent_budget_are_listed_as_needing_attention_only(alic
     red_in_review(alice, "red")
     over_budget(alice, "spent")
     append_event("fine", START, {"title": "T"}, user=alice)
-    assert set(board.listing(attention=True)) == {"red", "spent"}
-    assert board.listing(attention=False) == ["fine"]
+    assert set(board.listing(SessionQuery(attention=True))) == {"red", "spent"}
+    assert board.listing(SessionQuery(attention=False)) == ["fine"]
 
 
 def test_the_list_says_what_each_view_says(alice):
@@ -94,9 +95,9 @@ def test_attention_true_and_false_split_every_list(alice, sessions, hours):
                     red = {"commit": SHA, "check": "ci", "check_state": "failure"}
                     append_event(session, WORK, red, user=alice)
     now = timezone.now() + timedelta(hours=hours)
-    everything = board.listing(now=now)
-    needing = board.listing(attention=True, now=now)
-    rest = board.listing(attention=False, now=now)
+    everything = board.listing(SessionQuery(), now)
+    needing = board.listing(SessionQuery(attention=True), now)
+    rest = board.listing(SessionQuery(attention=False), now)
     assert not set(needing) & set(rest)
     assert sorted(needing + rest) == sorted(everything)
     views = session_views.session_views(everything, now=now)

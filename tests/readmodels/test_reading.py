@@ -13,6 +13,7 @@ from sessions import store
 from sessions.domain import projections
 from sessions.readmodels import board as board_model
 from sessions.readmodels import session_views
+from sessions.store import SessionQuery
 from tests.conftest import CONFORMANCE, conformance_expected, projected_status
 
 LOGS = sorted(conformance_expected()["sessions"])
@@ -35,7 +36,7 @@ def test_board_rows_give_each_session_its_projected_status(conformance_sessions)
 
 @pytest.mark.parametrize("status", ["active", "blocked", "in_review", "closed"])
 def test_the_status_filter_agrees_with_the_projection(conformance_sessions, status):
-    listed = set(board_model.listing(status=status))
+    listed = set(board_model.listing(SessionQuery(status=status)))
     assert listed == {s for s in LOGS if projected_status(s) == status}
 
 

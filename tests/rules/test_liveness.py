@@ -5,6 +5,7 @@ a claim or a start by name reclaims it in one transaction, closing the silent se
 handoff reaches the next worker. Each behaviour once, through the API where it shows."""
 
 import io
+import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from threading import Barrier
@@ -18,6 +19,7 @@ from sessions.domain.vocabulary import MESSAGE, PLAN_AMEND, PLAN_CREATE, PROGRES
 from sessions.models import Event
 from sessions.readmodels import plan_graphs, plan_sessions
 from sessions.rules.append import append_event
+from sessions.rules.claims import claim_next
 from tests.support.http import http_request
 from tests.support.logs import DEMO, DEMO_WRITTEN_AS_OF, import_demo_moved_to_now
 
@@ -504,3 +506,21 @@ def test_a_moved_log_that_differs_from_the_stored_one_is_still_refused(alice, tm
     with pytest.raises(CommandError, match="1 file"):
         call_command("import_jsonl", "--as-if-now", DEMO_WRITTEN_AS_OF, str(changed), stderr=said)
     assert "already exists with different events" in said.getvalue()
+
+
+def test_a_claim_on_a_plan_with_no_lease_passes_over_a_running_node(alice, tmp_path):
+    # An older plan file names no lease: nothing on it lapses, so a claim takes the ready
+    # node and never asks whether the running one lapsed (which once failed the claim).
+    moment = "2026-11-01T09:00:00.000000Z"
+    nodes = [{"key": "a", "title": "A"}, {"key": "b", "title": "B"}]
+    plan_line = {"plan": "old", "seq": 1, "type": PLAN_CREATE, "timestamp": moment}
+    plan_line |= {"actor": "alice", "title": "Old", "nodes": nodes}
+    start_line = {"session": "on-a", "seq": 1, "type": START, "timestamp": moment}
+    start_line |= {"actor": "alice", "title": "A", "plan": "old", "node": "a"}
+    (tmp_path / "old.jsonl").write_text(json.dumps(plan_line) + "\n")
+    (tmp_path / "on-a.jsonl").write_text(json.dumps(start_line) + "\n")
+    call_command("import_jsonl", str(tmp_path), stdout=io.StringIO())
+
+    claimed = claim_next("old", user=alice)
+
+    assert (claimed.event.plan, claimed.event.node) == ("old", "b")

@@ -65,10 +65,7 @@ def test_the_first_page_walks_the_timestamp_index_whatever_the_statistics(histor
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(explain_first):
-        page = store.listing(
-            owner=None, text=None, status=None, stale=None, now=timezone.now(),
-            limits=thresholds(), limit=51,
-        )  # fmt: skip
+        page = store.listing(store.SessionQuery(limit=51), timezone.now(), thresholds())
     assert len(page) == 51
     [plan] = explained
     plan = (plan if isinstance(plan, list) else json.loads(plan))[0]

@@ -51,18 +51,17 @@ def start_session(
 def list_sessions(request: HttpRequest, filters: Query[requests.SessionFilters]):
     now = timezone.now()
     limits = limits_of(filters)
-    rows = board_model.listing(
+    query = store.SessionQuery(
         owner=filters.owner or None,
         text=filters.q or None,
         status=filters.status,
         stale=filters.stale,
         attention=filters.attention,
-        now=now,
-        limits=limits,
         at=filters.at,
         offset=(filters.page - 1) * filters.page_size,
         limit=filters.page_size + 1,  # one more tells whether another page follows
     )
+    rows = board_model.listing(query, now, limits)
     ids, has_next = rows[: filters.page_size], len(rows) > filters.page_size
     views = session_views.session_views(ids, now, limits, filters.at)
     next_url = next_page(request, "page", filters.page + 1) if has_next else None

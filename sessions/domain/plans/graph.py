@@ -175,7 +175,8 @@ def apply(graph: Graph, event: EventRecord) -> Graph:
             raise GraphError("retire", f"[{index}] {key!r} is {what}")
         nodes[key] = replace(nodes[key], retired=True)
     _set_per_node(nodes, "budgets", event.budgets or {}, "budget_usd")
-    _set_per_node(nodes, "paths", event.paths or {}, "paths")
+    # An amend's `paths` is a map (a heartbeat's, which never reaches here, a list).
+    _set_per_node(nodes, "paths", event.paths if isinstance(event.paths, dict) else {}, "paths")
     _set_per_node(nodes, "briefs", event.briefs or {}, "brief")
     retired_now = set(event.retire or ())
     for node in nodes.values():

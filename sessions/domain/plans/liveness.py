@@ -47,7 +47,7 @@ class Attempt(NamedTuple):
     """A node's latest closed session: the handoff the next worker reads."""
 
     session: str
-    outcome: str
+    outcome: str | None  # always given: a last attempt is a closed session
     note: str | None
     progress: str | None
     work: object = None  # where its work landed (`domain.work.Work`), or None

@@ -26,6 +26,7 @@ from sessions.domain.plans.states import (
     ready_order,
 )
 from sessions.domain.records import EventRecord
+from sessions.domain.spend import Usage
 from sessions.domain.vocabulary import (
     DONE,
     LAPSED,
@@ -50,7 +51,7 @@ class NodeView:
     session: str | None  # the unclosed session of a running or lapsed node
     attempts: int = 0  # sessions ever started on it
     last_attempt: Attempt | None = None
-    usage: object = None  # what its sessions spent, all attempts (`domain.spend.Usage`)
+    usage: Usage | None = None  # what its sessions spent, all attempts
     paths: tuple[str, ...] = ()  # the path patterns it will touch
     budget_usd: int | float | None = None
     # A ready or reclaimable node's: the running nodes whose paths may overlap its own.
@@ -76,7 +77,7 @@ class PlanSummary:
     total: int
     counts: dict[str, int]
     done_when: str = "close"  # what makes a node done: its close, or its PR's merge
-    usage: object = None  # what its nodes spent, retired ones included
+    usage: Usage | None = None  # what its nodes spent, retired ones included
     repo: str | None = None
     budget_usd: int | float | None = None
 
