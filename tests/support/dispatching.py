@@ -16,7 +16,10 @@ AGENT = """
 import os, pathlib, subprocess, sys, time
 prompt = sys.stdin.read()
 session = os.environ["CT_SESSION"]
-pathlib.Path(os.environ["CT_PIDS"], session).write_text(str(os.getpid()))
+# Its pid, written whole before it is named: a test never reads a file half written.
+writing = pathlib.Path(os.environ["CT_PIDS"], "." + session)
+writing.write_text(str(os.getpid()))
+writing.rename(writing.with_name(session))
 mode = os.environ.get("AGENT_MODE", "work")
 def when(name):  # waits for the file the environment names, if it names one
     while os.environ.get(name) and not pathlib.Path(os.environ[name]).exists():
@@ -76,7 +79,8 @@ def alive(pid: int) -> bool:
 
 
 def agent_pids(env) -> list[int]:
-    return [int(path.read_text()) for path in Path(env["CT_PIDS"]).iterdir()]
+    named = [path for path in Path(env["CT_PIDS"]).iterdir() if not path.name.startswith(".")]
+    return [int(path.read_text()) for path in named]
 
 
 def started_agent(env) -> int:
