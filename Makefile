@@ -36,6 +36,7 @@ run: $(VENV)/.run-installed
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test-sqlite: $(VENV)/.dev-installed
 	$(PYTEST) --ignore=tests/browser

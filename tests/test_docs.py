@@ -17,7 +17,9 @@ RULES = ROOT / "docs" / "rules.md"
 DESIGN_NOTES = ROOT / "docs" / "design.md"
 
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".html", ".js", ".css", ".json", ".jsonl"}
-NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", "staticfiles"}
+# What tools and runs leave in a checkout, beside the repository's own files.
+NOT_OURS = {".git", ".venv", "node_modules", "__pycache__", "staticfiles", "test-artifacts"}
+NOT_OURS |= {".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".schemathesis"}
 # Spelled in pieces, so that this file does not cite what it looks for.
 OUTSIDE = re.compile("|".join([r"DESIGN(?:\.md| v[0-9])", r"\.\./" + "shared"]))
 # The team's conformance cases are copied byte for byte (their own words, which name the

@@ -7,6 +7,8 @@ from tests.support.layers import (
     MOST_LINES,
     check_app,
     check_circles,
+    check_client,
+    check_client_source,
     check_sizes,
     check_source,
     import_cycles,
@@ -47,6 +49,9 @@ PLANTED = [
     ("sessions.domain.vocabulary", "from django.utils import timezone", "imports no Django"),
     ("sessions.store.connections", "from django.http import HttpRequest", "knows no HTTP"),
     ("sessions.store.tokens", "import ninja", "the store knows no HTTP"),
+    # One door for settings.
+    ("sessions.rules.forge", "from django.conf import settings", "only sessions.config reads"),
+    ("sessions.web.views.board", "from django.conf import settings", "Django's settings"),
     # The webhook worker is an outgoing surface: the web does not reach into it.
     ("sessions.web.views", "from sessions.webhooks import transport", "surface sessions.web"),
     ("sessions.rules.subscriptions", "from sessions.webhooks import worker", "rules may not"),
@@ -120,3 +125,20 @@ def test_a_package_gathering_its_own_modules_is_no_circle():
         "sessions.store.database": ("x = 1\n", False),
     }
     assert import_cycles(import_graph(sources)) == []
+
+
+def test_the_client_reads_its_environment_through_one_door():
+    assert [str(v) for v in check_client()] == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['os.environ.get("CT_URL")', 'os.getenv("CT_URL")', "from os import environ", "os.environ"],
+)
+def test_a_planted_read_of_the_environment_is_caught(source):
+    found = check_client_source("ct.claude_code", source)
+    assert [v.rule for v in found] == ["only ct.environment reads the environment"]
+
+
+def test_the_environment_door_may_read_it():
+    assert check_client_source("ct.environment", 'os.environ.get("CT_URL")') == []

@@ -18,13 +18,12 @@ let an agent act unattended (`--allowedTools`, Codex's sandbox, Gemini's
 `--approval-mode`) are the user's to give, and the tower never grants them itself."""
 
 import json
-import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import files, hook_settings, opencode_plugin, run_logs
+from ct import environment, files, hook_settings, opencode_plugin, run_logs
 
 PROMPT, RESUME = "{prompt}", "{resume}"
 
@@ -41,7 +40,7 @@ class Headless:
 
 
 def _given_args() -> list[str]:
-    return shlex.split(os.environ.get("CT_AGENT_ARGS", ""))
+    return shlex.split(environment.agent_args())
 
 
 def _resume_with(flag: str, reader: Callable[[Path], str | None]) -> Callable:

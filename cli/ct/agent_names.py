@@ -14,6 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
+from ct import environment
 from ct.text import clean
 
 AGENT_MAX = 100
@@ -41,7 +42,7 @@ _PLATFORM_SUFFIX = re.compile(r"-(linux|darwin|win32|windows)-[a-z0-9]+(-baselin
 
 def given() -> str | None:
     """`CT_AGENT`, as the tower takes it, or None when unset."""
-    return clean(os.environ.get("CT_AGENT") or "", AGENT_MAX, "line")
+    return clean(environment.agent(), AGENT_MAX, "line")
 
 
 def with_given(body: dict) -> dict:

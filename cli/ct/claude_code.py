@@ -23,10 +23,9 @@ Decisions docs/rules.md leaves open, taken here:
   its tool calls denied until a person raises the budget (and unblocks it)."""
 
 import io
-import os
 from pathlib import Path
 
-from ct import agent_names, files, hook_engine, spooling
+from ct import agent_names, environment, files, hook_engine, spooling
 from ct.client import Refused, Unreachable
 from ct.hook_engine import PROMPT_NOTE_MAX, REASON_MAX, Hook, cleaned, first_session_id, title_of
 from ct.hooklog import log
@@ -63,7 +62,7 @@ def say(payload: dict, text: str, deny: bool = False) -> dict:
 def on_session_start(hook: Hook) -> dict | None:
     if hook.record.session and not hook.record.closed:
         return None  # resumed, or compacted: its session goes on
-    claim = os.environ.get("CT_CLAIM")
+    claim = environment.plan_to_claim()
     generation = hook.record.generation + 1
     adopted = hook_engine.dispatched_session()
     if adopted:  # `ct dispatch` claimed it: report into it, start nothing
@@ -76,8 +75,8 @@ def on_session_start(hook: Hook) -> dict | None:
     session += f"-{generation}" if generation else ""
     title = title_of(Path(hook.payload.get("cwd") or "."))
     body = hook.stamped(cleaned({"id": session, "title": title}))
-    if os.environ.get("CT_PLAN") and os.environ.get("CT_NODE"):
-        body.update(plan=os.environ["CT_PLAN"], node=os.environ["CT_NODE"])
+    if (on_node := environment.plan_node()) is not None:
+        body.update(plan=on_node[0], node=on_node[1])
     hook.begin(session, generation)
     request = spooling.entry("POST", "/sessions", body, session)
     spooling.send(hook.tower, request, hook.spool, hook.deadline)
@@ -112,7 +111,7 @@ def claim_node(hook: Hook, plan: str, generation: int) -> dict | None:
 def on_user_prompt(hook: Hook) -> dict | None:
     """A person answered a blocked session (the prompt's first line is the answer), or
     gave a new prompt: its first line is what the agent now does."""
-    shared = os.environ.get("CT_SHARE_PROMPTS") != "0"
+    shared = environment.shares_prompts()
     prompt = str(hook.payload.get("prompt") or "")
     first_line = clean((prompt.strip().splitlines() or [""])[0], PROMPT_NOTE_MAX, "line")
     if hook.known().get("status") == "blocked":
@@ -143,15 +142,16 @@ def on_post_tool_use(hook: Hook) -> dict | None:
 def on_notification(hook: Hook) -> dict | None:
     if hook.payload.get("notification_type") in _NOT_WAITING:
         return None
-    reason = str(hook.payload.get("message") or "waiting for a person")
-    return block(hook, reason)
+    block(hook, str(hook.payload.get("message") or "waiting for a person"))
+    return None
 
 
 def on_stop(hook: Hook) -> dict | None:
     hook.report_usage()
     if hook_engine.dispatched_session():
         return None  # headless: the turn's end is the run's, which the dispatcher judges
-    return block(hook, WAITING_FOR_PROMPT)
+    block(hook, WAITING_FOR_PROMPT)
+    return None
 
 
 def block(hook: Hook, reason: str) -> None:

@@ -6,8 +6,12 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ct import files
+from ct import environment, files
+
+if TYPE_CHECKING:
+    import http.client  # imported where a request is made: a hook starts without it
 
 # Exit statuses (docs/rules.md, "The agent's side").
 DONE, REFUSED, USAGE, NOT_ALLOWED, UNREACHABLE, TIMED_OUT = 0, 1, 2, 3, 4, 5
@@ -70,8 +74,8 @@ class Tower:
     def configured(cls) -> "Tower":
         """The tower from the environment, else from the saved login."""
         saved = saved_login()
-        url = os.environ.get("CT_URL") or saved.get("url")
-        token = os.environ.get("CT_TOKEN") or saved.get("token")
+        url = environment.tower_url() or saved.get("url")
+        token = environment.tower_token() or saved.get("token")
         if not url or not token:
             raise NotSignedIn("not signed in: set CT_URL and CT_TOKEN, or run `ct login URL` once")
         return cls(url, token)
@@ -134,7 +138,7 @@ class _Cutoff:
     """Shuts the exchange's socket down at the deadline, from a timer thread: a read
     blocked on a dribbling tower returns at once, and no later read can start."""
 
-    def __init__(self, exchange, seconds: float) -> None:
+    def __init__(self, exchange: "http.client.HTTPConnection", seconds: float) -> None:
         import threading
 
         self.exchange, self.fired = exchange, False
@@ -173,7 +177,7 @@ def _answer(url: str, status: int, raw: bytes) -> dict:
     raise refusal
 
 
-def _refusal(status: int, found) -> "Refused | None":
+def _refusal(status: int, found: object) -> "Refused | None":
     """The tower's own error answer (`{"error": code, "detail": sentence}`), or None."""
     if not isinstance(found, dict):
         return None

@@ -19,7 +19,8 @@ from ct.hook_engine import Hook
 
 def on_permission_request(hook: Hook) -> dict | None:
     asked = hook.tool_call() or "a tool call"
-    return claude_code.block(hook, f"permission asked: {asked}")
+    claude_code.block(hook, f"permission asked: {asked}")
+    return None
 
 
 HANDLERS = {

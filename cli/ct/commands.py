@@ -4,10 +4,10 @@ the command line from every declared one."""
 
 import argparse
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ct import environment
 from ct.client import USAGE, Tower
 
 # The flags a command shares with others: none, the reading ones (--json, --session),
@@ -42,7 +42,7 @@ def say(args: argparse.Namespace, answer: dict, line: str) -> None:
 
 
 def session_of(args: argparse.Namespace) -> str:
-    session = getattr(args, "session", None) or os.environ.get("CT_SESSION")
+    session = getattr(args, "session", None) or environment.session()
     if not session:
         raise Failed("which session? give --session ID or set CT_SESSION", USAGE)
     return session

@@ -26,7 +26,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ct import agent_names, files, gitfacts, processes, run_logs, workspace
+from ct import agent_names, environment, files, gitfacts, processes, run_logs, workspace
 from ct.agent_commands import AGENTS, RESUME, Headless, filled, given_command
 from ct.client import REFUSED, USAGE, Refused, Tower, Unreachable, new_key
 from ct.commands import BARE, Failed, command
@@ -102,9 +102,24 @@ class Run:
         self.began = self.beat = time.monotonic()
         self.reported: dict = {}  # the work last reported (repo, branch, commit)
 
+    @property
+    def running(self) -> subprocess.Popen:
+        """Its process: every run watched (not parked) has one."""
+        if self.process is None:
+            raise LookupError(f"{self.session} is parked: it has no process")
+        return self.process
+
 
 class Dispatcher:
-    def __init__(self, tower: Tower, args, agent: Headless, repo: Path, base: str, plan: dict):
+    def __init__(
+        self,
+        tower: Tower,
+        args: argparse.Namespace,
+        agent: Headless,
+        repo: Path,
+        base: str,
+        plan: dict,
+    ) -> None:
         self.tower, self.args, self.agent, self.repo, self.base = tower, args, agent, repo, base
         self.plan = plan
         # Named in the first heartbeat's note, which the plan page reads back.
@@ -208,7 +223,7 @@ class Dispatcher:
         brief = home / f"{claimed['id']}.input"  # this run's prompt: stdin, $CT_BRIEF_FILE
         files.write_private(brief, text)
         env = {
-            **os.environ,
+            **environment.inherited(),
             "CT_URL": self.tower.url,
             "CT_TOKEN": self.tower.token,
             "CT_SESSION": claimed["id"],
@@ -254,7 +269,7 @@ class Dispatcher:
     # Watching a run ---------------------------------------------------------------------
 
     def watch(self, run: Run) -> None:
-        ended = run.process.poll()
+        ended = run.running.poll()
         try:
             view = self.tower.request("GET", f"/sessions/{run.session}")
         except (Refused, Unreachable):
@@ -264,7 +279,7 @@ class Dispatcher:
         elif ended is not None:
             self.finish(run, view)
         elif time.monotonic() - run.began > self.args.run_timeout * 60:
-            processes.end_group(run.process)
+            processes.end_group(run.running)
             self.close(run.session, "failed", f"ran past {self.args.run_timeout:g} minutes")
             self.forget(run)
         elif view is not None and self.heartbeat_due(run, view):
@@ -283,16 +298,16 @@ class Dispatcher:
     def finish(self, run: Run, view: dict | None, fenced: bool = False) -> None:
         """The run's end: its close decided from how the process ended, unless someone
         else closed the session; parked when it ended blocked."""
-        processes.end_group(run.process)
+        processes.end_group(run.running)
         status = (view or {}).get("status")
-        code = run.process.returncode
+        code = run.running.returncode
         if fenced or status == "closed":
             print(f"ct dispatch: {run.session} was closed by someone else: its agent ended")
         elif status == "blocked":
             print(f"ct dispatch: {run.session} waits on a person: parked in {run.space.folder}")
             self.parked[run.session] = self.runs.pop(run.session)
             return  # its worktree kept; a person's answer resumes it
-        elif status == "active" and files.awaits_answer(run.session):
+        elif status == "active" and view is not None and files.awaits_answer(run.session):
             # A person answered while it ran, and it ended without hearing it (no tool
             # call, no `ct wait` since): never closed done on a question nobody saw answered.
             print(f"ct dispatch: {run.session} ended before it heard its answer: resumed")
@@ -348,7 +363,7 @@ class Dispatcher:
         """Every running agent ended, and its session closed `released` so that its node
         is ready again at once."""
         for run in list(self.runs.values()):
-            processes.end_group(run.process)
+            processes.end_group(run.running)
             self.close(run.session, "released", "dispatcher stopped")
             self.forget(run)
 

@@ -15,22 +15,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ct import environment
+
 
 class Busy(Exception):
     """A lock was not free before the deadline."""
 
 
 def config_home() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / "control-tower"
+    return environment.xdg_folder("XDG_CONFIG_HOME", ".config") / "control-tower"
 
 
 def state_home() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state") / "control-tower"
-
-
-def _xdg(variable: str, fallback: str) -> Path:
-    given = os.environ.get(variable)
-    return Path(given) if given and os.path.isabs(given) else Path.home() / fallback
+    return environment.xdg_folder("XDG_STATE_HOME", ".local/state") / "control-tower"
 
 
 def private_folder(path: Path) -> Path:
@@ -94,7 +91,9 @@ def read_json(path: Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def update_json(path: Path, change: Callable[[dict], dict | None], deadline: float | None = None):
+def update_json(
+    path: Path, change: Callable[[dict], dict | None], deadline: float | None = None
+) -> dict:
     """Apply `change` to the JSON object at `path` under its lock and save what it
     leaves (the same dict, changed in place, or a new one); the saved object."""
     with locked(path.with_name(path.name + ".lock"), deadline):

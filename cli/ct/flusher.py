@@ -8,6 +8,7 @@ a second one finds it taken and leaves at once."""
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from ct import files, spooling
 from ct.client import NotSignedIn, Tower
@@ -19,7 +20,7 @@ GIVE_UP_AFTER_SECONDS = 24 * 3600.0
 TRY_SECONDS = 30.0
 
 
-def lock_path():
+def lock_path() -> Path:
     return files.state_home() / "flusher.lock"
 
 

@@ -5,6 +5,8 @@ request an interval."""
 import argparse
 import json
 import time
+from collections.abc import Callable
+from typing import Literal
 
 from ct import files
 from ct.client import REFUSED, TIMED_OUT, Tower, Unreachable
@@ -17,7 +19,7 @@ FEED_PAGE = 100
 DEFAULT_INTERVAL = 2.0
 
 
-def feed_page(tower: Tower, after: int, stream: str | None = None, limit: int = FEED_PAGE):
+def feed_page(tower: Tower, after: int, stream: str | None = None, limit: int = FEED_PAGE) -> dict:
     query = {"after": after, "limit": limit, "stream": stream}
     return tower.request("GET", "/feed", query=query)
 
@@ -115,7 +117,9 @@ def _heard(session: str, view: dict) -> None:
 WAIT_REQUEST_SECONDS = 10.0
 
 
-def _riding_out(tower: Tower, deadline: float | None, args: argparse.Namespace):
+def _riding_out(
+    tower: Tower, deadline: float | None, args: argparse.Namespace
+) -> Callable[..., dict]:
     """`ask(path, query)`: a GET that, while the tower does not answer, asks again after
     each interval until the wait's deadline (then `Failed`, timed out)."""
 
@@ -150,7 +154,7 @@ def _over(until: str, view: dict) -> bool:
     return until == "closed" and view["status"] == "closed"
 
 
-def _reached(until: str, item: dict):
+def _reached(until: str, item: dict) -> str | Literal[False] | None:
     """The event's note when it is what the wait waits for (None: no note); False if not."""
     if until == "changed":
         return item.get("note") or item.get("reason")

@@ -14,13 +14,12 @@ exits 0, and spools what the tower could not take."""
 import functools
 import io
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import agent_names, files, gitfacts, space, spooling, transcript
+from ct import agent_names, environment, files, gitfacts, space, spooling, transcript
 from ct.client import NotSignedIn, Refused, Tower, Unreachable
 from ct.deadline import Overran, hard_stop
 from ct.hook_record import HookRecord
@@ -69,8 +68,8 @@ class Agent:
 def dispatched_session() -> str | None:
     """Under `ct dispatch` (`CT_DISPATCHED=1`): the session the dispatcher claimed, which
     the hooks adopt and report into (they start, block at a turn's end and close none)."""
-    if os.environ.get("CT_DISPATCHED") == "1":
-        return os.environ.get("CT_SESSION") or None
+    if environment.dispatched():
+        return environment.session()
     return None
 
 
@@ -95,6 +94,13 @@ class Hook:
         if found is None and not files.writable(files.state_home()):
             return first_session_id(self.agent.prefix, self.agent_session)
         return found
+
+    @property
+    def open_session(self) -> str:
+        """`session`, for what runs only once the hooks have one."""
+        if (session := self.session) is None:
+            raise LookupError("the hooks have no session yet")
+        return session
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -144,14 +150,14 @@ class Hook:
 
     def known(self) -> dict:
         """What `ct` last learnt of the session (seq, status)."""
-        return files.read_json(files.stream_state_path(self.session))
+        return files.read_json(files.stream_state_path(self.open_session))
 
     def append(self, body: dict) -> bool:
         """Send an event to this session, through the spool (its status as the event
         leaves it is known at once, so that the hooks after it act on it)."""
         body = self.stamped(cleaned(body))
         if body["type"] in STATUS_AFTER:
-            files.expect_status(self.session, STATUS_AFTER[body["type"]])
+            files.expect_status(self.open_session, STATUS_AFTER[body["type"]])
         path = f"/sessions/{self.session}/events"
         request = spooling.entry("POST", path, body, self.session)
         return spooling.send(self.tower, request, self.spool, self.deadline)
@@ -290,7 +296,7 @@ class Hook:
             # person's answer, which the agent receives once.
             answer = self.answer_given(view)
             if answer is not None:
-                files.await_answer(self.session, False)
+                files.await_answer(self.open_session, False)
                 return self.say(answer, deny=self.payload["hook_event_name"] == "PreToolUse")
         handed = self.record.handed_seq
         fresh = [m for m in view.get("messages", []) if m["seq"] > handed]
@@ -300,10 +306,10 @@ class Hook:
         # No note: the card keeps saying what the agent does, not that it read a message.
         ack = self.stamped({"type": "session_progress", "expected_seq": view["seq"]})
         try:
-            answer = self.tower.request(
+            acked = self.tower.request(
                 "POST", f"/sessions/{self.session}/events", body=ack, timeout=self.left()
             )
-            files.remember(self.session, answer)
+            files.remember(self.open_session, acked)
         except (Unreachable, Refused):
             pass  # a message landed meanwhile (or the tower went): it stays pending
         return self.say(messages_text(fresh), deny=True)
@@ -363,7 +369,7 @@ class Hook:
         if view["status"] != "blocked" or self.record.paused_for != reason:
             self.remember(paused_for=reason)
             self.append({"type": "session_block", "reason": reason})
-            files.await_answer(self.session, True)
+            files.await_answer(self.open_session, True)
         self.note_refused(reason)
         return self.say(
             f"STOP. Control Tower: {reason}. Do not go on with this work: tell the person, "
@@ -385,7 +391,7 @@ class Hook:
             if not others:
                 continue  # none, or not found out in time: the write goes through
             said = space.held_sentence(path, others)
-            if os.environ.get("CT_RESERVATIONS", "warn") == "deny":
+            if environment.denies_reserved_writes():
                 self.note_refused(space.holders_phrase(others))
                 return self.say(f"{said} Leave this file to them, or message them.", deny=True)
             return self.say(f"{said} Mind their work: message them before changing it much.")

@@ -3,6 +3,7 @@ folder (`<agent>/<agent session>.json`): typed here, so that every field the hoo
 one name, one type and one default, and a misspelt one fails at once."""
 
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,6 @@ class HookRecord:
         names = {f.name for f in fields(cls)}
         return cls(**{name: value for name, value in stored.items() if name in names})
 
-    def changed(self, **changes: object) -> "HookRecord":
+    def changed(self, **changes: Any) -> "HookRecord":
         """This record with `changes` (a name it has not is a TypeError)."""
         return replace(self, **changes)

@@ -14,7 +14,6 @@ an entry. OpenCode's is a plugin of `ct`'s own (`ct.opencode_plugin`): the file 
 written whole."""
 
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -22,7 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ct import claude_code, codex, files, gemini, gitfacts, opencode, opencode_plugin
+from ct import (
+    claude_code,
+    codex,
+    environment,
+    files,
+    gemini,
+    gitfacts,
+    opencode,
+    opencode_plugin,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ PLACES = {
     ),
     "codex": HookPlace(
         tuple(codex.HANDLERS),
-        lambda: Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "hooks.json",
+        lambda: environment.codex_home() / "hooks.json",
         ".codex/hooks.json",
         "Codex runs a hook only once you trust it: open `codex`, then `/hooks`, and "
         "trust each (a project's .codex/ also needs the project trusted).",

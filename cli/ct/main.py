@@ -11,11 +11,13 @@ import importlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ct import (
     agent_names,
     dispatch,  # noqa: F401 (its command declares itself)
+    environment,
     files,
     following,  # noqa: F401 (its commands declare themselves)
     gitfacts,
@@ -66,7 +68,9 @@ def append(args: argparse.Namespace, tower: Tower, session: str, body: dict) -> 
     return answer
 
 
-def acting(event_type: str, field: str | None = None, verb: str = ""):
+def acting(
+    event_type: str, field: str | None = None, verb: str = ""
+) -> Callable[[argparse.Namespace, Tower], None]:
     def run(args: argparse.Namespace, tower: Tower) -> None:
         body: dict = {"type": event_type}
         text = getattr(args, "text", None)
@@ -101,7 +105,9 @@ def cmd_start(args: argparse.Namespace, tower: Tower) -> None:
     say(args, view, f"started {session_line(view)}\nexport CT_SESSION={view['id']}")
 
 
-def _text(label: str, help_text: str, optional: bool = True):
+def _text(
+    label: str, help_text: str, optional: bool = True
+) -> Callable[[argparse.ArgumentParser], None]:
     def flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("text", metavar=label, nargs="?" if optional else None, help=help_text)
 
@@ -303,7 +309,7 @@ def _login_flags(parser: argparse.ArgumentParser) -> None:
 
 @command("login", "Save the tower's URL and a token.", _login_flags, shared=READING, offline=True)
 def cmd_login(args: argparse.Namespace, _: Tower | None) -> None:
-    token = args.token or os.environ.get("CT_TOKEN")
+    token = args.token or environment.tower_token()
     if not token:
         token = getpass.getpass("API token (from the tower's Tokens page): ").strip()
     tower = Tower(args.url, token)

@@ -92,7 +92,7 @@ def count_line(line: bytes, reading: dict) -> None:
         return
     if step.get("id") and not first_sight(reading, "steps", step["id"], KEPT_STEPS):
         return
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = tokens["cache"] if isinstance(tokens.get("cache"), dict) else {}
     added = [
         whole(tokens.get("input")),
         whole(tokens.get("output")) + whole(tokens.get("reasoning")),

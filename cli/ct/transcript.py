@@ -16,6 +16,7 @@ so nothing counts twice (and the tower keeps each model's largest report anyway)
 import json
 import os
 from collections.abc import Callable
+from typing import BinaryIO
 
 # Claude Code's names for the four counts, in the order of the tower's token fields
 # (input, output, cache read, cache write).
@@ -50,7 +51,7 @@ def read(path: str, reading: dict | None, count: LineCounter | None = None) -> d
         with open(path, "rb") as transcript:
             stat = os.fstat(transcript.fileno())
             identity = [stat.st_dev, stat.st_ino]
-            if not _continues(transcript, stat.st_size, identity, reading):
+            if reading is None or not _continues(transcript, stat.st_size, identity, reading):
                 reading = fresh(identity)
             transcript.seek(reading["offset"])
             data = transcript.read(READ_MOST)
@@ -74,7 +75,7 @@ def read(path: str, reading: dict | None, count: LineCounter | None = None) -> d
     return reading
 
 
-def _continues(transcript, size: int, identity: list[int], reading: dict | None) -> bool:
+def _continues(transcript: BinaryIO, size: int, identity: list[int], reading: dict | None) -> bool:
     """Whether `reading` stopped in this very file, which still holds what it read."""
     if not reading or reading.get("file") != identity or size < reading.get("offset", 0):
         return False

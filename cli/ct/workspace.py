@@ -60,7 +60,9 @@ def runs_home() -> Path:
     return files.private_folder(files.state_home() / "runs")
 
 
-def make(repo: Path, plan: str, node: str, session: str, base: str, last_branch: str | None):
+def make(
+    repo: Path, plan: str, node: str, session: str, base: str, last_branch: str | None
+) -> "Workspace":
     """A worktree for the run of `session` on `node`, on `ct/<plan>/<node>`: that branch
     as it is when it exists here already (an earlier attempt's), else made from the last
     attempt's branch when it exists here or on origin, else from `base`."""

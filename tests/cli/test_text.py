@@ -3,10 +3,11 @@ tower's rule (`sessions.domain.vocabulary`), so this checks the two agree, chara
 character, over the planes where every refused character lives."""
 
 import pytest
-from ct import agent_names, dispatch, hook_engine
+from ct import agent_names, dispatch, hook_engine, lines
+from ct import space as ct_space
 from ct.text import clean
 
-from sessions.domain import agents, vocabulary
+from sessions.domain import agents, paths, vocabulary
 
 # The Basic Multilingual Plane holds every refused character; a few others for good measure.
 CHARACTERS = [chr(c) for c in range(0x10000)] + ["\U0001f468", "\U000e0001", "\U0010ffff"]
@@ -65,3 +66,11 @@ def test_ct_calls_each_program_what_the_tower_calls_it():
 def test_the_dispatchers_notes_and_the_hooks_prompt_notes_fit_a_note():
     assert vocabulary.MAX_LENGTH["note"] >= dispatch.NOTE_MAX
     assert vocabulary.MAX_LENGTH["note"] >= hook_engine.PROMPT_NOTE_MAX
+
+
+def test_the_hooks_caps_on_a_heartbeats_paths_are_the_towers():
+    assert (ct_space.PATHS_MAX, ct_space.PATH_MAX) == (paths.PATHS_MAX, paths.PATH_MAX)
+
+
+def test_what_a_card_says_the_agent_is_doing_fits_a_note():
+    assert vocabulary.MAX_LENGTH["note"] >= lines.DOING_MAX

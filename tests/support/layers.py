@@ -94,6 +94,12 @@ MAY_QUERY = (
     "sessions.management.commands.ensure_admin",
 )
 MOST_LINES = 500
+# One door for settings: only `sessions.config` reads Django's settings (and `models`,
+# which names the user model as Django means it to); only `ct.environment` reads `ct`'s
+# environment.
+SETTINGS_DOOR = ("sessions.config", "sessions.models")
+ENVIRONMENT_DOOR = "ct.environment"
+ENVIRONMENT_READS = frozenset({"environ", "environb", "getenv", "getenvb"})
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,8 @@ def _check_import(
         if target in QUERY_MODULES:
             for name in QUERY_NAMES.intersection(names):
                 found.append(Violation(module, line, f"only the store imports {target}.{name}"))
+    if target == "django.conf" and "settings" in names and module not in SETTINGS_DOOR:
+        found.append(Violation(module, line, "only sessions.config reads Django's settings"))
     if _within(module, DOMAIN) and _within(target, "django"):
         found.append(Violation(module, line, f"the domain imports no Django ({target})"))
     if _within(module, STORE) and any(_within(target, h) for h in HTTP_MODULES + HTTP_OWN):
@@ -295,3 +303,29 @@ def check_circles() -> list[list[str]]:
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         sources[name] = (path.read_text(), path.name == "__init__.py")
     return import_cycles(import_graph(sources))
+
+
+def check_client_source(module: str, source: str) -> list[Violation]:
+    """A read of the environment in a module of `ct` other than its one door."""
+    if module == ENVIRONMENT_DOOR:
+        return []
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT_READS:
+            found.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            found += [node.lineno for a in node.names if a.name in ENVIRONMENT_READS]
+    rule = f"only {ENVIRONMENT_DOOR} reads the environment"
+    return [Violation(module, line, rule) for line in sorted(set(found))]
+
+
+def check_client() -> list[Violation]:
+    """Every violation in `cli/ct/`."""
+    client = APP.parent / "cli"
+    return [
+        violation
+        for path in sorted((client / "ct").rglob("*.py"))
+        for violation in check_client_source(
+            ".".join(path.relative_to(client).with_suffix("").parts), path.read_text()
+        )
+    ]
