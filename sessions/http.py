@@ -106,10 +106,9 @@ class PagePolicy:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        response.headers.setdefault(
-            "Content-Security-Policy", config.current().content_security_policy
-        )
-        response.headers.setdefault("Permissions-Policy", config.current().permissions_policy)
+        settings = config.current()
+        response.headers.setdefault("Content-Security-Policy", settings.content_security_policy)
+        response.headers.setdefault("Permissions-Policy", settings.permissions_policy)
         return response
 
 

@@ -58,7 +58,7 @@ def denies_reserved_writes() -> bool:
 
 def agent() -> str:
     """`CT_AGENT`: the agent program and version the events say wrote them, outright."""
-    return os.environ.get("CT_AGENT") or ""
+    return _given("CT_AGENT") or ""
 
 
 def agent_args() -> str:

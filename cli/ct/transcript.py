@@ -75,7 +75,7 @@ def read(path: str, reading: dict | None, count: LineCounter | None = None) -> d
     return reading
 
 
-def _continues(transcript: BinaryIO, size: int, identity: list[int], reading: dict | None) -> bool:
+def _continues(transcript: BinaryIO, size: int, identity: list[int], reading: dict) -> bool:
     """Whether `reading` stopped in this very file, which still holds what it read."""
     if not reading or reading.get("file") != identity or size < reading.get("offset", 0):
         return False

@@ -90,8 +90,10 @@ def crossed_at(
     counted: dict[tuple[str, str], Decimal] = {}
     cost = Decimal(0)
     for report in sorted(reports, key=lambda event: event.timestamp):
-        price = spend.price_of(report.model, prices) if report.model is not None else None
-        if price is None or report.model is None:  # a usage report always names its model
+        if report.model is None:  # (a usage report always names its model)
+            continue
+        price = spend.price_of(report.model, prices)
+        if price is None:
             continue
         figures = [getattr(report, name) for name in TOKEN_FIELDS]
         now = spend.model_cost(figures, price)

@@ -19,8 +19,9 @@ MOST_SESSIONS = 20
 def report(delivery: Delivery, key: str) -> tuple[int, list[str]]:
     """Append what `delivery` says to the sessions it is about: how many it matched, and
     those it appended to (a redelivery's key repeats, and appends nothing)."""
-    forge = users.service_user(get_user_model(), config.current().github_actor)
-    matched = work_model.sessions_reached(delivery, config.current().shared_branches, MOST_SESSIONS)
+    settings = config.current()
+    forge = users.service_user(get_user_model(), settings.github_actor)
+    matched = work_model.sessions_reached(delivery, settings.shared_branches, MOST_SESSIONS)
     appended = []
     for session_id in matched:
         try:

@@ -86,7 +86,8 @@ def read_feed(
     with its position, narrowed by any of `_FEED_FILTERS` given (None: not narrowed).
     With `up_to` a `SafePosition`, a reader that keeps the last position it saw never
     misses an event nor sees one twice."""
-    clauses, params = ["id > %s", "id <= %s"], list[Any]([after, up_to])
+    clauses = ["id > %s", "id <= %s"]
+    params: list[Any] = [after, up_to]
     for name, value in filters.items():
         if value is not None:
             clauses.append(_FEED_FILTERS[name])

@@ -77,7 +77,8 @@ _REPORTED = (
 def reported(sessions: Sequence[str] | None, up_to: int | None = None) -> dict[str, Reported]:
     """`reported_in`'s facts of `sessions` (None: of every session that reported), from
     their rows at positions up to `up_to` (None: all)."""
-    where, params = "", list[object]()
+    where = ""
+    params: list[object] = []
     if sessions is not None:
         if not sessions:
             return {}

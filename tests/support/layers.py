@@ -131,7 +131,10 @@ def _surface_of(module: str) -> str | None:
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(APP.parent).with_suffix("").parts
+    """The module a file of `sessions/` or of the client (`cli/`, whose package is `ct`)
+    is imported as."""
+    root = APP.parent if path.is_relative_to(APP) else APP.parent / "cli"
+    parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -296,12 +299,9 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def check_circles() -> list[list[str]]:
     """The import circles among the modules of `sessions/` and `cli/`."""
-    sources = {}
-    for path in _rooms():
-        root = APP.parent if path.is_relative_to(APP) else APP.parent / "cli"
-        parts = path.relative_to(root).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        sources[name] = (path.read_text(), path.name == "__init__.py")
+    sources = {
+        module_name(path): (path.read_text(), path.name == "__init__.py") for path in _rooms()
+    }
     return import_cycles(import_graph(sources))
 
 
@@ -321,11 +321,8 @@ def check_client_source(module: str, source: str) -> list[Violation]:
 
 def check_client() -> list[Violation]:
     """Every violation in `cli/ct/`."""
-    client = APP.parent / "cli"
     return [
         violation
-        for path in sorted((client / "ct").rglob("*.py"))
-        for violation in check_client_source(
-            ".".join(path.relative_to(client).with_suffix("").parts), path.read_text()
-        )
+        for path in sorted((APP.parent / "cli" / "ct").rglob("*.py"))
+        for violation in check_client_source(module_name(path), path.read_text())
     ]
